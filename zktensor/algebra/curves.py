@@ -1,0 +1,346 @@
+"""Elliptic-curve groups as data, one record per group (gnark-crypto style).
+
+Groups: ``bn254.g1``, ``bn254.g2``, ``bls12_381.g1``, ``bls12_381.g2``,
+``mnt4753.g1``. Each is a subgroup of prime order r of a short Weierstrass
+curve y^2 = x^3 + a·x + b over Fq (G1) or over Fq2 (G2, a sextic twist).
+
+What is pasted, with its source: the G1 coefficients a and b, the generators,
+the curve-family seed of BN254 and BLS12-381, and which kind of twist carries
+G2. Everything else is computed here and checked when the record is built:
+
+* the G2 coefficient b' from G1's b and the twist: b / xi for BN254's D-type
+  twist, b · xi for BLS12-381's M-type twist (xi from ``towers``);
+* the curve's order #E: from the family's trace of Frobenius (BN: t = 6x^2 + 1;
+  BLS12: t = x + 1; both moduli are checked against the family polynomials in
+  x), lifted to Fq2 and to the sextic twist for G2; for MNT4-753, whose G1 has
+  prime order, as the only multiple of r inside the Hasse interval;
+* the cofactor h = #E / r.
+
+Checks at build time: the generator is on the curve, is not the identity and
+r·G = O; r divides #E; #E lies in the Hasse interval; #E·P = O for a few points
+P found by solving the curve equation at small x (so the order is the order of
+the curve these coefficients define, and a wrong b' or twist would fail).
+
+Points are Python-int affine tuples: a G1 point is ``(x, y)``, a G2 point
+``((x0, x1), (y0, y1))`` with coordinates c0 + c1·u, and ``None`` is the
+identity (the point at infinity). The arithmetic here is slow reference code for
+these checks and for ``in_subgroup``; tests of fast paths use ``tests/oracles``.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field as dc_field
+
+from .fields import Field, field
+from .towers import Fq2, fq_sqrt, tower
+
+# -- pasted parameters, with sources --------------------------------------------
+
+_FAMILIES = {
+    # BN254 / alt_bn128 (EIP-196, EIP-197): y^2 = x^3 + 3, BN seed x = 0x44e992b44a6909f1.
+    "bn254": dict(family="bn", seed=4965661367192848881, a=0, b=3, twist="D"),
+    # BLS12-381 (IETF draft-irtf-cfrg-pairing-friendly-curves): y^2 = x^3 + 4,
+    # seed x = -0xd201000000010000.
+    "bls12_381": dict(family="bls12", seed=-0xD201000000010000, a=0, b=4, twist="M"),
+    # MNT4-753 (Coda/Mina; arkworks ark-mnt4-753 g1.rs): a = 2, b as below.
+    "mnt4753": dict(family="mnt4", seed=None, a=2,
+                    b=0x01373684A8C9DCAE7A016AC5D7748D3313CD8E39051C596560835DF0C9E50A5B59B882A92C78DC537E51A16703EC9855C77FC3D8BB21C8D68BB8CFB9DB4B8C8FBA773111C36C8B1B4E8F1ECE940EF9EAAD265458E06372009C9A0491678EF4,
+                    twist=None),
+}
+
+_GENERATORS = {
+    # EIP-196: (1, 2).
+    "bn254.g1": (1, 2),
+    # EIP-197: x = x0 + x1·i, y = y0 + y1·i.
+    "bn254.g2": (
+        (10857046999023057135944570762232829481370756359578518086990519993285655852781,
+         11559732032986387107991004021392285783925812861821192530917403151452391805634),
+        (8495653923123431417604973247489272438418190587263600148770280649306958101930,
+         4082367875863433681332203403145435568316851327593401208105741076214120093531),
+    ),
+    # IETF draft-irtf-cfrg-pairing-friendly-curves, BLS12_381 G1 base point.
+    "bls12_381.g1": (
+        0x17F1D3A73197D7942695638C4FA9AC0FC3688C4F9774B905A14E3A3F171BAC586C55E83FF97A1AEFFB3AF00ADB22C6BB,
+        0x08B3F481E3AAA0F1A09E30ED741D8AE4FCF5E095D5D00AF600DB18CB2C04B3EDD03CC744A2888AE40CAA232946C5E7E1,
+    ),
+    # IETF draft, BLS12_381 G2 base point.
+    "bls12_381.g2": (
+        (0x024AA2B2F08F0A91260805272DC51051C6E47AD4FA403B02B4510B647AE3D1770BAC0326A805BBEFD48056C8C121BDB8,
+         0x13E02B6052719F607DACD3A088274F65596BD0D09920B61AB5DA61BBDC7F5049334CF11213945D57E5AC7D055D042B7E),
+        (0x0CE5D527727D6E118CC9CDC6DA2E351AADFD9BAA8CBDD3A76D429A695160D12C923AC9CC3BACA289E193548608B82801,
+         0x0606C4A02EA734CC32ACD2B02BC28B99CB3E287E85A763AF267492AB572E99AB3F370D275CEC1DA1AAA9075FF05F79BE),
+    ),
+    # arkworks ark-mnt4-753 g1.rs G1_GENERATOR_X / _Y (the Coda/Mina parameters).
+    "mnt4753.g1": (
+        7790163481385331313124631546957228376128961350185262705123068027727518350362064426002432450801002268747950550964579198552865939244360469674540925037890082678099826733417900510086646711680891516503232107232083181010099241949569,
+        6913648190367314284606685101150155872986263667483624713540251048208073654617802840433842931301128643140890502238233930290161632176167186761333725658542781350626799660920481723757654531036893265359076440986158843531053720994648,
+    ),
+}
+
+# -- field adapters: Fq and Fq2 behind one small interface ----------------------
+
+
+class _Fq:
+    """Fq with the interface of ``towers.Fq2`` (elements are ints)."""
+
+    def __init__(self, p: int):
+        self.p = p
+        self.zero, self.one = 0, 1
+
+    def elem(self, c: int) -> int:
+        return c % self.p
+
+    def add(self, a, b):
+        return (a + b) % self.p
+
+    def sub(self, a, b):
+        return (a - b) % self.p
+
+    def neg(self, a):
+        return -a % self.p
+
+    def mul(self, a, b):
+        return a * b % self.p
+
+    def scale(self, a, k):
+        return a * k % self.p
+
+    def inv(self, a):
+        return pow(a, -1, self.p)
+
+    def sqrt(self, a):
+        return fq_sqrt(a, self.p)
+
+
+def _small(F, i: int):
+    """The i-th small element of F, used as trial x-coordinates."""
+    return i % F.p if isinstance(F, _Fq) else F.elem(i, 1)
+
+
+# -- the group record -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    """A prime-order subgroup of a short Weierstrass curve y^2 = x^3 + a x + b."""
+
+    name: str                  # "bn254.g1"
+    curve: str                 # "bn254"
+    base_field: str            # field of the coordinates' components, "bn254.fq"
+    degree: int                # 1: coordinates in Fq; 2: in Fq2 = tower
+    scalar_field: str          # "bn254.fr"
+    a: object                  # int (degree 1) or (c0, c1) (degree 2)
+    b: object
+    generator: tuple
+    order: int                 # #E over F_{q^degree}
+    tower: str | None = None   # "bn254.fq2" for G2
+    twist: str | None = None   # "D" or "M" for G2
+    r: int = dc_field(init=False)
+    cofactor: int = dc_field(init=False)
+    trace: int = dc_field(init=False)  # q^degree + 1 - order
+
+    def __post_init__(self):
+        r = self.fr.p
+        q_k = self.fq.p ** self.degree
+        set_ = functools.partial(object.__setattr__, self)
+        set_("r", r)
+        set_("trace", q_k + 1 - self.order)
+        if self.order % r:
+            raise ValueError(f"{self.name}: r does not divide the curve order")
+        set_("cofactor", self.order // r)
+        if self.trace * self.trace > 4 * q_k:
+            raise ValueError(f"{self.name}: curve order outside the Hasse interval")
+        F = self.F
+        a, b = self.a, self.b
+        if F.add(F.scale(F.mul(F.mul(a, a), a), 4), F.scale(F.mul(b, b), 27)) == F.zero:
+            raise ValueError(f"{self.name}: singular curve (4a^3 + 27b^2 = 0)")
+        G = self.generator
+        if G is None or not is_on_curve(self, G):
+            raise ValueError(f"{self.name}: generator is not on the curve")
+        if _mul(self, G, r) is not None:
+            raise ValueError(f"{self.name}: generator does not have order r")
+        for P in _trial_points(self, 2):
+            if _mul(self, P, self.order) is not None:
+                raise ValueError(f"{self.name}: #E·P != O for P = {P}: wrong order or coefficients")
+
+    @property
+    def fq(self) -> Field:
+        return field(self.base_field)
+
+    @property
+    def fr(self) -> Field:
+        return field(self.scalar_field)
+
+    @property
+    def p(self) -> int:
+        return self.fq.p
+
+    @functools.cached_property
+    def F(self):
+        """The coordinate field's arithmetic: ``towers.Fq2`` or an Fq adapter with the same methods."""
+        return tower(self.tower) if self.degree == 2 else _Fq(self.fq.p)
+
+    def __repr__(self) -> str:
+        return f"Group({self.name}, {self.curve} over {self.tower or self.base_field}, r: {self.r.bit_length()} bits, h = {self.cofactor})"
+
+
+# -- points ---------------------------------------------------------------------
+
+
+def _check_shape(G: Group, P) -> None:
+    if G.degree == 1:
+        ok = isinstance(P, tuple) and len(P) == 2 and all(isinstance(c, int) for c in P)
+    else:
+        ok = (isinstance(P, tuple) and len(P) == 2 and all(
+            isinstance(c, tuple) and len(c) == 2 and all(isinstance(d, int) for d in c) for c in P))
+    if not ok:
+        form = "(x, y) of ints" if G.degree == 1 else "((x0, x1), (y0, y1)) of ints"
+        raise TypeError(f"{G.name}: a point is None (identity) or {form}; got {P!r}")
+
+
+def _canonical(G: Group, P) -> bool:
+    p = G.p
+    coords = P if G.degree == 1 else (*P[0], *P[1])
+    return all(0 <= c < p for c in coords)
+
+
+def is_on_curve(G: Group, P) -> bool:
+    """True when P is the identity (None) or an affine point with coordinates in
+    [0, q) satisfying y^2 = x^3 + a x + b. Raises TypeError for a malformed point."""
+    if P is None:
+        return True
+    _check_shape(G, P)
+    if not _canonical(G, P):
+        return False
+    F = G.F
+    x, y = P
+    rhs = F.add(F.add(F.mul(F.mul(x, x), x), F.mul(G.a, x)), G.b)
+    return F.mul(y, y) == rhs
+
+
+def in_subgroup(G: Group, P) -> bool:
+    """True when P is on the curve and r·P is the identity."""
+    return is_on_curve(G, P) and _mul(G, P, G.r) is None
+
+
+def _add(G: Group, P, Q):
+    """Affine P + Q (reference formulas, all special cases)."""
+    if P is None:
+        return Q
+    if Q is None:
+        return P
+    F = G.F
+    (x1, y1), (x2, y2) = P, Q
+    if x1 == x2:
+        if F.add(y1, y2) == F.zero:
+            return None
+        lam = F.mul(F.add(F.scale(F.mul(x1, x1), 3), G.a), F.inv(F.scale(y1, 2)))
+    else:
+        lam = F.mul(F.sub(y2, y1), F.inv(F.sub(x2, x1)))
+    x3 = F.sub(F.sub(F.mul(lam, lam), x1), x2)
+    return (x3, F.sub(F.mul(lam, F.sub(x1, x3)), y1))
+
+
+def _mul(G: Group, P, k: int):
+    """k·P by double-and-add, k >= 0."""
+    result = None
+    for bit in bin(k)[2:]:
+        result = _add(G, result, result)
+        if bit == "1":
+            result = _add(G, result, P)
+    return result
+
+
+def _trial_points(G: Group, count: int):
+    """The first ``count`` points of the curve with x = 1, 2, ... (x = i + u over Fq2)."""
+    F = G.F
+    i = 0
+    while count:
+        i += 1
+        x = _small(F, i)
+        y = F.sqrt(F.add(F.add(F.mul(F.mul(x, x), x), F.mul(G.a, x)), G.b))
+        if y is not None and y != F.zero:
+            count -= 1
+            yield (x, y)
+
+
+# -- orders from the trace of Frobenius --------------------------------------------
+
+
+def _family_trace(curve: str) -> int:
+    """The trace of Frobenius over Fq of the family curve, after checking q and r against the seed."""
+    spec = _FAMILIES[curve]
+    x = spec["seed"]
+    q, r = field(curve + ".fq").p, field(curve + ".fr").p
+    if spec["family"] == "bn":
+        q_x = 36 * x**4 + 36 * x**3 + 24 * x**2 + 6 * x + 1
+        r_x = 36 * x**4 + 36 * x**3 + 18 * x**2 + 6 * x + 1
+        t = 6 * x**2 + 1
+    elif spec["family"] == "bls12":
+        r_x = x**4 - x**2 + 1
+        q_x = (x - 1) ** 2 * r_x // 3 + x
+        t = x + 1
+    else:
+        raise ValueError(f"{curve}: no family trace")
+    if (q_x, r_x) != (q, r):
+        raise ValueError(f"{curve}: moduli do not match the family polynomials at the seed")
+    return t
+
+
+def _prime_order(q: int, r: int) -> int:
+    """#E for a curve over Fq known to have a point of prime order r > 4·sqrt(q):
+    the only multiple of r in the Hasse interval [q + 1 - 2 sqrt q, q + 1 + 2 sqrt q]."""
+    lo, hi = q + 1 - 2 * math.isqrt(q) - 2, q + 1 + 2 * math.isqrt(q) + 2
+    multiples = [m for m in range(-(-lo // r) * r, hi + 1, r)]
+    if len(multiples) != 1:
+        raise ValueError("r is too small to pin the curve order down by the Hasse bound")
+    return multiples[0]
+
+
+def _sextic_twist_order(q: int, r: int, t: int) -> int:
+    """#E'(Fq2) of the sextic twist of E/Fq (trace t, j = 0) whose order r divides.
+
+    Over Fq2 the trace is t2 = t^2 - 2q; with t2^2 - 4q^2 = -3 f^2 the twists of
+    E/Fq2 have traces ±t2 and (±t2 ± 3f)/2; E itself (trace t2) is excluded."""
+    t2 = t * t - 2 * q
+    f2, rem = divmod(4 * q * q - t2 * t2, 3)
+    f = math.isqrt(f2)
+    if rem or f * f != f2:
+        raise ValueError("4q^2 - t2^2 is not 3 times a square: not a j = 0 curve trace")
+    traces = {-t2, (t2 + 3 * f) // 2, (t2 - 3 * f) // 2, (-t2 + 3 * f) // 2, (-t2 - 3 * f) // 2}
+    orders = [q * q + 1 - tr for tr in traces if (q * q + 1 - tr) % r == 0]
+    if len(orders) != 1:
+        raise ValueError(f"expected exactly one sextic twist of order divisible by r, found {len(orders)}")
+    return orders[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _build(key: str) -> Group:
+    curve, grp = key.split(".")
+    spec = _FAMILIES[curve]
+    q, r = field(curve + ".fq").p, field(curve + ".fr").p
+    common = dict(name=key, curve=curve, base_field=curve + ".fq", scalar_field=curve + ".fr",
+                  generator=_GENERATORS[key])
+    if grp == "g1":
+        order = _prime_order(q, r) if spec["seed"] is None else q + 1 - _family_trace(curve)
+        return Group(degree=1, a=spec["a"] % q, b=spec["b"] % q, order=order, **common)
+    # G2 on the sextic twist y^2 = x^3 + b' over Fq2 (a = 0 for both pairing curves here).
+    F2: Fq2 = tower(curve + ".fq2")
+    b = F2.elem(spec["b"])
+    b2 = {"D": F2.div(b, F2.xi), "M": F2.mul(b, F2.xi)}[spec["twist"]]
+    order = _sextic_twist_order(q, r, _family_trace(curve))
+    return Group(degree=2, a=F2.elem(spec["a"]), b=b2, order=order, tower=F2.name,
+                 twist=spec["twist"], **common)
+
+
+GROUP_NAMES = tuple(sorted(_GENERATORS))
+
+
+def group(name: str) -> Group:
+    """The group record named like ``"bn254.g1"``, ``"bls12_381.g2"``, ``"mnt4753.g1"``
+    (built and checked on first use, then cached)."""
+    key = name.lower().replace("-", "_").replace("bls12381", "bls12_381").replace("bn128", "bn254")
+    if key not in _GENERATORS:
+        raise ValueError(f"unknown group {name!r}; known: {', '.join(GROUP_NAMES)}")
+    return _build(key)
