@@ -1,0 +1,529 @@
+"""Build and run the peer benchmark programs in ``../shared/peers``.
+
+The peers are small programs (not ours to edit) that time arkworks 0.6 (Rust)
+and gnark-crypto v0.22 (Go) on this machine and print CSV lines::
+
+    system,op,curve,size,threads,runs,min_ms,median_ms,extra
+
+This module builds them once into a cache outside the repository
+(``~/.cache/zktensor/peers``, or ``$ZKTENSOR_PEER_CACHE``), rebuilding only
+when their sources or the toolchain change, runs them with the thread count
+set through the environment (``RAYON_NUM_THREADS`` / ``GOMAXPROCS``), and
+parses their output into :class:`PeerResult` records.
+
+Ops (the programs' first argument) and the rows each prints:
+
+=====  ===================================================================
+mul    single thread regardless of ``threads``: ``fr_mul_chain``,
+       ``fr_mul_array``, ``fq_mul_chain`` (both); ``fq_mul_array``
+       (arkworks); ``fr_mul_vector`` (gnark, AVX-512 IFMA when present)
+fft    BN254 Fr at 2^16 and 2^20: ``fr_fft_in_place`` (arkworks, natural
+       order), ``fr_fft_dif`` (gnark, bit-reversed out) and
+       ``fr_fft_dif_bitrev`` (gnark, natural order)
+msm    ``g1_msm`` BN254 2^12/2^16/2^18/2^20 at ``threads``, BN254 2^16 at
+       1 thread, BLS12-381 2^16/2^18 at ``threads``
+=====  ===================================================================
+
+Command line (from the repository root)::
+
+    python -m bench.peers                 # default plan, saved as results/peers.json
+    python -m bench.peers --peer gnark --op mul --threads 1 --no-save
+    python -m bench.peers --build-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+try:  # run as ``python -m bench.peers`` or imported as ``bench.peers``
+    from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, op_group, write_results
+except ImportError:  # run as ``python bench/peers.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, op_group, write_results
+
+OPS = ("mul", "fft", "msm")
+
+
+@dataclass(frozen=True)
+class PeerSpec:
+    name: str  # our short name
+    system: str  # the name used in results rows
+    subdir: str  # under the peers directory
+    tool: str  # "cargo" or "go"
+    thread_env: str  # environment variable setting the thread count
+    binary: str  # built executable's file name
+
+
+PEERS: dict[str, PeerSpec] = {
+    "arkworks": PeerSpec("arkworks", "arkworks", "arkworks", "cargo", "RAYON_NUM_THREADS", "ark-peer-bench"),
+    "gnark": PeerSpec("gnark", "gnark-crypto", "gnark", "go", "GOMAXPROCS", "gnark-peer-bench"),
+}
+_ALIASES = {"ark": "arkworks", "gnark-crypto": "gnark", "gnark_crypto": "gnark"}
+
+#: Default measurement plan: (op, threads); None means all cores.
+DEFAULT_PLAN: tuple[tuple[str, int | None], ...] = (("mul", 1), ("fft", None), ("msm", None))
+
+
+class PeerError(RuntimeError):
+    pass
+
+
+def _spec(peer: str) -> PeerSpec:
+    key = _ALIASES.get(peer, peer)
+    if key not in PEERS:
+        raise ValueError(f"unknown peer {peer!r}; known: {sorted(PEERS)}")
+    return PEERS[key]
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class PeerResult:
+    """One CSV line of a peer program."""
+
+    system: str  # "arkworks" | "gnark-crypto"
+    version: str  # "0.6" | "v0.22.0"
+    op: str  # e.g. "fr_mul_chain", "g1_msm", "fr_fft_dif_bitrev"
+    curve: str  # "bn254" | "bls12-381"
+    size: int  # multiplications / points / elements per timed run
+    threads: int
+    runs: int  # clean runs kept
+    min_ms: float
+    median_ms: float
+    extra: str
+    clean: int | None = None
+    tried: int | None = None
+
+    @property
+    def min_s(self) -> float:
+        return self.min_ms / 1e3
+
+    @property
+    def median_s(self) -> float:
+        return self.median_ms / 1e3
+
+    @property
+    def group(self) -> str:
+        return op_group(self.op)
+
+    def to_row(self) -> dict:
+        """A results row for :func:`bench.common.write_results`.
+
+        ``unit_value`` is size / median (the peers' own ``extra`` text quotes
+        rates from the minimum)."""
+        return make_row(
+            self.system,
+            self.op,
+            self.curve,
+            self.size,
+            self.threads,
+            self.median_s,
+            self.min_s,
+            strategy="",
+            target="cpu",
+            runs=self.runs,
+            version=self.version,
+            extra=self.extra,
+        )
+
+
+_SYSTEM_RE = re.compile(r"^(?P<name>.+?)-(?P<version>v?\d[\w.\-]*)$")
+_CLEAN_RE = re.compile(r"clean (\d+)/(\d+) runs")
+
+
+def split_system(s: str) -> tuple[str, str]:
+    """'gnark-crypto-v0.22.0' -> ('gnark-crypto', 'v0.22.0'); 'arkworks-0.6' -> ('arkworks', '0.6')."""
+    m = _SYSTEM_RE.match(s.strip())
+    return (m["name"], m["version"]) if m else (s.strip(), "")
+
+
+def parse_peer_line(line: str) -> PeerResult | None:
+    """Parse one output line; None for comments, the header and blank lines.
+
+    ``extra`` may itself contain commas (gnark prints ``a[i].Mul(&a[i],&b[i])``),
+    so the line is split into at most 9 fields."""
+    line = line.strip()
+    if not line or line.startswith("#") or line.startswith("system,"):
+        return None
+    parts = line.split(",", 8)
+    if len(parts) < 8:
+        raise ValueError(f"not a peer CSV line: {line!r}")
+    if len(parts) == 8:
+        parts.append("")
+    system, op, curve, size, threads, runs, mn, med, extra = parts
+    name, version = split_system(system)
+    m = _CLEAN_RE.search(extra)
+    try:
+        return PeerResult(
+            system=name,
+            version=version,
+            op=op.strip(),
+            curve=curve.strip(),
+            size=int(size),
+            threads=int(threads),
+            runs=int(runs),
+            min_ms=float(mn),
+            median_ms=float(med),
+            extra=extra.strip(),
+            clean=int(m[1]) if m else None,
+            tried=int(m[2]) if m else None,
+        )
+    except ValueError as e:
+        raise ValueError(f"bad peer CSV line {line!r}: {e}") from None
+
+
+def parse_peer_output(text: str) -> list[PeerResult]:
+    """Parse a whole peer program's stdout."""
+    out = []
+    for line in text.splitlines():
+        r = parse_peer_line(line)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Locations and building
+# ---------------------------------------------------------------------------
+
+
+def peers_dir() -> Path:
+    """``$ZKTENSOR_PEERS_DIR``, else ``<git toplevel>/../shared/peers``."""
+    env = os.environ.get("ZKTENSOR_PEERS_DIR")
+    if env:
+        return Path(env)
+    top = REPO_ROOT
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=20
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            top = Path(out.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return (top / ".." / "shared" / "peers").resolve()
+
+
+def cache_dir() -> Path:
+    """``$ZKTENSOR_PEER_CACHE``, else ``$XDG_CACHE_HOME/zktensor/peers`` (~/.cache)."""
+    env = os.environ.get("ZKTENSOR_PEER_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "zktensor" / "peers"
+
+
+def _tool_version(*cmd: str) -> str:
+    try:
+        out = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60)
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"unavailable ({e.__class__.__name__})"
+
+
+def toolchain_versions() -> dict:
+    return {
+        "cargo": _tool_version("cargo", "--version"),
+        "rustc": _tool_version("rustc", "--version"),
+        "go": _tool_version("go", "version"),
+    }
+
+
+def source_hash(peer: str) -> str:
+    """sha256 over the peer's source files (paths and contents) and toolchain."""
+    spec = _spec(peer)
+    root = peers_dir() / spec.subdir
+    h = hashlib.sha256()
+    files = sorted(
+        p for p in root.rglob("*")
+        if p.is_file() and "target" not in p.relative_to(root).parts
+    )
+    if not files:
+        raise PeerError(f"no sources for {peer} in {root}")
+    for p in files:
+        h.update(str(p.relative_to(root)).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    tool = ("cargo", "--version") if spec.tool == "cargo" else ("go", "version")
+    h.update(_tool_version(*tool).encode())
+    if spec.tool == "cargo":
+        h.update(_tool_version("rustc", "--version").encode())
+    return h.hexdigest()
+
+
+def _stamp_path(spec: PeerSpec) -> Path:
+    return cache_dir() / spec.name / "stamp.json"
+
+
+def build_info(peer: str) -> dict | None:
+    """The stamp of the last successful build (hash, binary, seconds, date)."""
+    p = _stamp_path(_spec(peer))
+    try:
+        return json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _stream(cmd: Sequence[str], *, cwd: Path, env: dict, prefix: str,
+            on_line: Callable[[str], None] | None = None, heartbeat_s: float = 30.0,
+            timeout: float | None = None, echo_stdout: bool = True) -> tuple[int, str, str]:
+    """Run cmd, echo stderr (and optionally stdout) with a prefix as it comes,
+    print a heartbeat while silent; return (returncode, stdout, stderr)."""
+    t0 = time.monotonic()
+    last = [t0]
+    out_lines: list[str] = []
+    err_lines: list[str] = []
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+
+    def pump(stream, sink, echo, handler):
+        for line in stream:
+            sink.append(line)
+            last[0] = time.monotonic()
+            if echo:
+                _log(f"{prefix} {line.rstrip()}")
+            if handler is not None:
+                handler(line)
+
+    threads = [
+        threading.Thread(target=pump, args=(proc.stdout, out_lines, echo_stdout, on_line), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, err_lines, True, None), daemon=True),
+    ]
+    for t in threads:
+        t.start()
+    try:
+        while proc.poll() is None:
+            time.sleep(0.5)
+            now = time.monotonic()
+            if timeout is not None and now - t0 > timeout:
+                proc.kill()
+                raise PeerError(f"{' '.join(cmd)} timed out after {timeout:.0f} s")
+            if now - last[0] > heartbeat_s:
+                _log(f"{prefix} ... still running ({now - t0:.0f} s)")
+                last[0] = now
+    except BaseException:
+        if proc.poll() is None:
+            proc.kill()
+        raise
+    for t in threads:
+        t.join(timeout=10)
+    return proc.returncode, "".join(out_lines), "".join(err_lines)
+
+
+def build_peer(peer: str, *, force: bool = False) -> Path:
+    """Build a peer program (if its sources changed) and return its executable.
+
+    arkworks: ``cargo build --release --locked`` in the peer directory (so its
+    ``.cargo/config.toml`` with ``target-cpu=native`` applies) with
+    ``CARGO_TARGET_DIR`` in the cache.  gnark: ``go build -o <cache>/...``.
+    The first build downloads and compiles dependencies (minutes)."""
+    spec = _spec(peer)
+    src = peers_dir() / spec.subdir
+    if not src.is_dir():
+        raise PeerError(f"peer sources not found: {src}")
+    cdir = cache_dir() / spec.name
+    cdir.mkdir(parents=True, exist_ok=True)
+    digest = source_hash(peer)
+    stamp = build_info(peer)
+    if (
+        not force
+        and stamp
+        and stamp.get("hash") == digest
+        and Path(stamp.get("binary", "")).is_file()
+    ):
+        return Path(stamp["binary"])
+
+    env = dict(os.environ)
+    if spec.tool == "cargo":
+        if shutil.which("cargo") is None:
+            raise PeerError("cargo not found on PATH")
+        target = cdir / "target"
+        env["CARGO_TARGET_DIR"] = str(target)
+        cmd = ["cargo", "build", "--release", "--locked"]
+        binary = target / "release" / spec.binary
+    else:
+        if shutil.which("go") is None:
+            raise PeerError("go not found on PATH")
+        binary = cdir / spec.binary
+        env.setdefault("GOFLAGS", "-mod=readonly")
+        cmd = ["go", "build", "-o", str(binary), "."]
+    _log(f"[{spec.name}] building in {src} -> {binary} (first build downloads and compiles dependencies; minutes)")
+    t0 = time.monotonic()
+    rc, out, err = _stream(cmd, cwd=src, env=env, prefix=f"[{spec.name} build]")
+    secs = time.monotonic() - t0
+    if rc != 0 or not binary.is_file():
+        raise PeerError(f"building {spec.name} failed (exit {rc}) after {secs:.0f} s:\n{err[-4000:]}")
+    _log(f"[{spec.name}] built in {secs:.1f} s")
+    info = {
+        "peer": spec.name,
+        "hash": digest,
+        "binary": str(binary),
+        "build_seconds": round(secs, 1),
+        "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": " ".join(cmd),
+    }
+    _stamp_path(spec).write_text(json.dumps(info, indent=1) + "\n")
+    return binary
+
+
+# ---------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------
+
+
+def _progress(spec: PeerSpec) -> Callable[[str], None]:
+    def on_line(line: str) -> None:
+        try:
+            r = parse_peer_line(line)
+        except ValueError:
+            _log(f"[{spec.name}] {line.rstrip()}")
+            return
+        if r is None:
+            if line.startswith("#"):
+                _log(f"[{spec.name}] {line.rstrip()}")
+            return
+        _log(
+            f"[{spec.name}] {r.op} {r.curve} size={r.size} threads={r.threads}: "
+            f"median {r.median_ms:.3f} ms, min {r.min_ms:.3f} ms ({r.extra})"
+        )
+
+    return on_line
+
+
+def run_peer(
+    peer: str,
+    op: str | None = None,
+    threads: int | None = None,
+    *,
+    build: bool = True,
+    timeout: float | None = None,
+    echo: bool = True,
+) -> list[PeerResult]:
+    """Run one peer program and return its parsed rows.
+
+    ``peer``: "gnark" (or "gnark-crypto") | "arkworks".  ``op``: "mul" | "fft" |
+    "msm" | None (all three).  ``threads``: value of GOMAXPROCS /
+    RAYON_NUM_THREADS (default: all cores this process may use); ``mul`` rows
+    are single-threaded whatever it is, and ``msm`` adds a 1-thread BN254 2^16
+    row.  Builds first if needed (``build=False``: use the cached binary)."""
+    spec = _spec(peer)
+    if op is not None and op not in OPS:
+        raise ValueError(f"unknown op {op!r}; known: {OPS}")
+    if build:
+        binary = build_peer(peer)
+    else:
+        stamp = build_info(peer)
+        if not stamp or not Path(stamp.get("binary", "")).is_file():
+            raise PeerError(f"{peer} is not built; call build_peer({peer!r})")
+        binary = Path(stamp["binary"])
+    nthreads = threads or cpu_cores()
+    env = dict(os.environ)
+    env[spec.thread_env] = str(nthreads)
+    cmd = [str(binary)] + ([op] if op else [])
+    if echo:
+        _log(f"[{spec.name}] {spec.thread_env}={nthreads} {' '.join(cmd)}")
+    t0 = time.monotonic()
+    rc, out, err = _stream(
+        cmd,
+        cwd=peers_dir() / spec.subdir,
+        env=env,
+        prefix=f"[{spec.name}]",
+        on_line=_progress(spec) if echo else None,
+        timeout=timeout,
+        echo_stdout=False,
+    )
+    if rc != 0:
+        raise PeerError(f"{spec.name} {op or 'all'} exited {rc}:\n{err[-4000:]}")
+    results = parse_peer_output(out)
+    if echo:
+        _log(f"[{spec.name}] {op or 'all'}: {len(results)} rows in {time.monotonic() - t0:.0f} s")
+    return results
+
+
+def run_plan(
+    peers: Iterable[str] = ("gnark", "arkworks"),
+    plan: Iterable[tuple[str, int | None]] = DEFAULT_PLAN,
+    *,
+    timeout: float | None = None,
+) -> list[PeerResult]:
+    """Run every (op, threads) of ``plan`` for every peer, one after another."""
+    peers = list(peers)
+    for p in peers:  # build everything before timing anything
+        build_peer(p)
+    out: list[PeerResult] = []
+    for op, threads in plan:
+        for p in peers:
+            out.extend(run_peer(p, op, threads, build=False, timeout=timeout))
+    return out
+
+
+def save_peer_results(results: Sequence[PeerResult], name: str = "peers", *, notes: str = "",
+                      results_dir: str | os.PathLike | None = None) -> Path:
+    """Write peer results through :func:`bench.common.write_results`, with the
+    machine description, toolchain versions and peer build times."""
+    machine = machine_info()
+    machine["toolchains"] = toolchain_versions()
+    machine["peer_builds"] = {p: build_info(p) for p in PEERS}
+    return write_results(name, [r.to_row() for r in results], machine, results_dir=results_dir, notes=notes)
+
+
+def peer_rows(results: Iterable[PeerResult]) -> list[dict]:
+    return [r.to_row() for r in results]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--peer", action="append", choices=sorted(set(PEERS) | set(_ALIASES)),
+                    help="peer to run (repeatable; default both)")
+    ap.add_argument("--op", action="append", choices=OPS, help="op to run (repeatable; default: the plan)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads for every op given with --op (default: plan = mul@1, fft/msm@all cores)")
+    ap.add_argument("--build-only", action="store_true")
+    ap.add_argument("--force-build", action="store_true")
+    ap.add_argument("--save", default="peers", help="results name (default peers -> bench/results/peers.json)")
+    ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per peer program run")
+    args = ap.parse_args(argv)
+    peers = args.peer or ["gnark", "arkworks"]
+    for p in peers:
+        build_peer(p, force=args.force_build)
+    if args.build_only:
+        for p in peers:
+            print(json.dumps(build_info(p)))
+        return 0
+    if args.op:
+        plan = [(op, args.threads) for op in args.op]
+    else:
+        plan = [(op, args.threads if args.threads else t) for op, t in DEFAULT_PLAN]
+    results = run_plan(peers, plan, timeout=args.timeout)
+    print("system,op,curve,size,threads,runs,min_ms,median_ms,extra")
+    for r in results:
+        print(f"{r.system}-{r.version},{r.op},{r.curve},{r.size},{r.threads},{r.runs},"
+              f"{r.min_ms:.3f},{r.median_ms:.3f},{r.extra}")
+    if not args.no_save:
+        path = save_peer_results(results, args.save)
+        _log(f"saved {len(results)} rows to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,427 @@
+"""Summarise everything in ``bench/results/`` into ``REPORT.md`` and plots.
+
+Reads every results JSON written by :func:`bench.common.write_results`
+(``bench/results/*.json`` and ``bench/results/gpu/*.json``), groups rows by op
+group (:func:`bench.common.op_group`: ``fr_mul``, ``g1_msm``, ``fr_fft``, ...)
+and curve/field, and writes
+
+* ``REPORT.md``: one Markdown table per (op group, curve): every system,
+  strategy and target, with the speed ratio to gnark-crypto and to arkworks;
+* ``plots/<group>_<curve>.png``: median time against size on log-log axes,
+  one line per system/op/strategy/target/threads (throughput bars for the
+  field-multiplication groups, whose "size" is only a repetition count).
+
+Ratios are "times faster than the peer": peer median / row median for the
+same size (rate / peer rate for multiplication groups), so > 1 means the row
+is faster.  The peer row used is the one with the same op name if the peer has
+one, else the group's reference op (see ``REFERENCE_OPS``), measured on the
+same machine and with the same thread count when available (GPU rows compare
+with the peer's largest thread count).  Marks: ``*`` other thread count,
+``†`` peer measured on another machine.
+
+Usage::
+
+    python -m bench.report [--results DIR] [--out REPORT.md] [--plots DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import re
+import sys
+from collections import OrderedDict, defaultdict
+from pathlib import Path
+from typing import Iterable, Sequence
+
+try:
+    from bench.common import (
+        default_results_dir, fmt_rate, fmt_size, fmt_time, is_gpu_target, load_all_results,
+        machine_key, machine_summary, op_group,
+    )
+except ImportError:  # run as ``python bench/report.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.common import (
+        default_results_dir, fmt_rate, fmt_size, fmt_time, is_gpu_target, load_all_results,
+        machine_key, machine_summary, op_group,
+    )
+
+PEER_SYSTEMS = ("gnark-crypto", "arkworks")
+
+#: Groups whose ``size`` is a repetition count, compared by throughput.
+RATE_GROUPS = {"fr_mul", "fq_mul", "fr_add", "fq_add"}
+
+#: Peer ops a row is compared with when the peer has no op of the same name
+#: (the fastest of those present is used).  Multiplication: the throughput
+#: (array/vector) forms, not the latency-bound dependent chain; FFT: the
+#: natural-order output forms (gnark DIF + BitReverse, arkworks fft_in_place).
+REFERENCE_OPS = {
+    "fr_mul": ("fr_mul_vector", "fr_mul_array"),
+    "fq_mul": ("fq_mul_array", "fq_mul_chain"),
+    "fr_fft": ("fr_fft_dif_bitrev", "fr_fft_in_place"),
+    "g1_msm": ("g1_msm",),
+}
+
+GROUP_TITLES = {
+    "fr_mul": "scalar-field (Fr) multiplication",
+    "fq_mul": "base-field (Fq) multiplication",
+    "fr_add": "scalar-field (Fr) addition",
+    "fq_add": "base-field (Fq) addition",
+    "fr_fft": "Fr FFT / NTT",
+    "fr_ntt": "Fr NTT",
+    "g1_msm": "G1 multi-scalar multiplication",
+    "g2_msm": "G2 multi-scalar multiplication",
+    "groth16_prove": "Groth16 proof",
+}
+
+GROUP_ORDER = ("fr_mul", "fq_mul", "fr_add", "fq_add", "fr_fft", "fr_ntt", "g1_msm", "g2_msm", "groth16_prove")
+
+SYSTEM_ORDER = {"zktensor": 0, "gnark-crypto": 1, "arkworks": 2}
+
+
+# ---------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------
+
+
+def _flatten(docs: Sequence[dict], base: Path) -> tuple[list[dict], "OrderedDict[str, dict]"]:
+    """Rows annotated with their file, creation date and machine tag."""
+    machines: "OrderedDict[str, dict]" = OrderedDict()
+    rows = []
+    for doc in docs:
+        m = doc.get("machine") or {}
+        key = machine_key(m)
+        if key not in machines:
+            machines[key] = {"tag": f"M{len(machines) + 1}", "machine": m, "files": []}
+        try:
+            rel = str(Path(doc["path"]).relative_to(base))
+        except ValueError:
+            rel = doc["path"]
+        machines[key]["files"].append(rel)
+        for r in doc["rows"]:
+            try:
+                med = float(r["median_s"])
+                size = int(r["size"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            row = dict(r)
+            row["median_s"] = med
+            row["min_s"] = float(r.get("min_s") or med)
+            row["size"] = size
+            row["threads"] = int(r.get("threads") or 1)
+            row["strategy"] = r.get("strategy") or ""
+            row["target"] = r.get("target") or "cpu"
+            row["_group"] = op_group(str(r["op"]))
+            row["_curve"] = str(r.get("field_or_curve", ""))
+            row["_machine"] = key
+            row["_tag"] = machines[key]["tag"]
+            row["_file"] = rel
+            row["_created"] = doc.get("created", "")
+            if row.get("unit_value") in (None, "") and med > 0:
+                row["unit_value"] = size / med
+            rows.append(row)
+    return rows, machines
+
+
+# ---------------------------------------------------------------------------
+# Ratios
+# ---------------------------------------------------------------------------
+
+
+def _rate(row: dict) -> float:
+    v = row.get("unit_value")
+    return float(v) if v not in (None, "") else row["size"] / row["median_s"]
+
+
+def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | None, str]:
+    """The peer row to compare ``row`` with, and marks ('*', '†')."""
+    group, rate = row["_group"], row["_group"] in RATE_GROUPS
+    cands = [
+        r for r in rows
+        if r["system"] == peer and r["_group"] == group and r["_curve"] == row["_curve"]
+        and (rate or r["size"] == row["size"])
+    ]
+    if not cands:
+        return None, ""
+    same_op = [r for r in cands if r["op"] == row["op"]]
+    if same_op:
+        cands = same_op
+    else:
+        pref = [r for r in cands if r["op"] in REFERENCE_OPS.get(group, ())]
+        if pref:
+            cands = pref
+    marks = ""
+    same_machine = [r for r in cands if r["_machine"] == row["_machine"]]
+    if same_machine:
+        cands = same_machine
+    else:
+        marks += "†"
+    if is_gpu_target(row["target"]):
+        top = max(r["threads"] for r in cands)
+        cands = [r for r in cands if r["threads"] == top]
+    else:
+        same_thr = [r for r in cands if r["threads"] == row["threads"]]
+        if same_thr:
+            cands = same_thr
+        else:
+            top = max(r["threads"] for r in cands)
+            cands = [r for r in cands if r["threads"] == top]
+            marks += "*"
+    newest = max(r["_created"] for r in cands)
+    cands = [r for r in cands if r["_created"] == newest]
+    best = max(cands, key=_rate) if rate else min(cands, key=lambda r: r["median_s"])
+    return best, marks
+
+
+def speed_ratio(row: dict, ref: dict) -> float:
+    """How many times faster ``row`` is than ``ref`` (> 1: row is faster)."""
+    if row["_group"] in RATE_GROUPS:
+        return _rate(row) / _rate(ref)
+    return ref["median_s"] / row["median_s"]
+
+
+# ---------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------
+
+
+def _sort_key(r: dict):
+    return (
+        r["size"] if r["_group"] not in RATE_GROUPS else 0,
+        SYSTEM_ORDER.get(r["system"], 0 if r["system"].startswith("zktensor") else 3),
+        r["system"], r["op"], r["strategy"], r["target"], r["threads"], r["_tag"],
+    )
+
+
+def _groups(rows: Sequence[dict]) -> "OrderedDict[tuple[str, str], list[dict]]":
+    g: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in rows:
+        g[(r["_group"], r["_curve"])].append(r)
+
+    def order(k):
+        grp, curve = k
+        return (GROUP_ORDER.index(grp) if grp in GROUP_ORDER else len(GROUP_ORDER), grp, curve)
+
+    return OrderedDict((k, sorted(g[k], key=_sort_key)) for k in sorted(g, key=order))
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s).strip("_") or "x"
+
+
+def _md_escape(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine: bool) -> list[str]:
+    """Markdown lines of one group's table."""
+    group = rows[0]["_group"]
+    rate = group in RATE_GROUPS
+    unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+    head = ["system", "op", "strategy", "target", "threads", "size", "median", "min",
+            unit if not rate else f"{unit} (median)"]
+    if rate:
+        head.insert(7, "per item")
+    head += ["× vs gnark-crypto", "× vs arkworks"]
+    if show_machine:
+        head.append("machine")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [
+            r["system"] + (f" {r['version']}" if r.get("version") else ""),
+            r["op"], r["strategy"] or "—", r["target"], str(r["threads"]), fmt_size(r["size"]),
+            fmt_time(r["median_s"]),
+        ]
+        if rate:
+            cells.append(fmt_time(r["median_s"] / r["size"]))
+        cells += [fmt_time(r["min_s"]), fmt_rate(_rate(r))]
+        for peer in PEER_SYSTEMS:
+            if r["system"] == peer:
+                cells.append("—")
+                continue
+            ref, marks = find_reference(r, all_rows, peer)
+            if ref is None:
+                cells.append("n/a")
+            else:
+                cells.append(f"{speed_ratio(r, ref):.2f}{marks} ({ref['op']})" if ref["op"] != r["op"]
+                             else f"{speed_ratio(r, ref):.2f}{marks}")
+        if show_machine:
+            cells.append(r["_tag"])
+        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    return lines
+
+
+# ---------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------
+
+
+def _series_label(r: dict, show_machine: bool) -> str:
+    parts = [r["system"], r["op"]]
+    if r["strategy"]:
+        parts.append(r["strategy"])
+    if r["target"] != "cpu":
+        parts.append(r["target"])
+    parts.append(f"{r['threads']}t")
+    if show_machine:
+        parts.append(r["_tag"])
+    return " ".join(parts)
+
+
+def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bool) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    group = rows[0]["_group"]
+    series: "OrderedDict[str, list[dict]]" = OrderedDict()
+    for r in rows:
+        series.setdefault(_series_label(r, show_machine), []).append(r)
+
+    if group in RATE_GROUPS:
+        labels, values, colors = [], [], []
+        unit = next((r.get("unit") for r in rows if r.get("unit")), "items/s")
+        for lab, rs in series.items():
+            for r in sorted(rs, key=lambda r: r["size"]):
+                labels.append(lab if len(rs) == 1 else f"{lab} n={fmt_size(r['size'])}")
+                values.append(_rate(r) / 1e6)
+                colors.append(_color(r["system"]))
+        fig, ax = plt.subplots(figsize=(9, 0.42 * len(labels) + 1.6))
+        y = range(len(labels))
+        ax.barh(list(y), values, color=colors)
+        ax.set_yticks(list(y), labels, fontsize=8)
+        ax.invert_yaxis()
+        for yi, v in zip(y, values):
+            ax.text(v, yi, f" {v:.3g}", va="center", fontsize=8)
+        ax.set_xlabel(f"M{unit} (median; higher is better)")
+        ax.set_xlim(0, max(values) * 1.18 if values else 1)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(title, fontsize=11)
+    else:
+        fig, ax = plt.subplots(figsize=(9, 5.5))
+        markers = "osD^vP*Xh<>"
+        for i, (lab, rs) in enumerate(series.items()):
+            rs = sorted(rs, key=lambda r: r["size"])
+            xs = [r["size"] for r in rs]
+            ys = [r["median_s"] for r in rs]
+            dashed = r_is_peer = rs[0]["system"] in PEER_SYSTEMS
+            ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle="--" if dashed else "-",
+                    color=_color(rs[0]["system"], i), label=lab, linewidth=1.4, markersize=5,
+                    alpha=0.85 if r_is_peer else 1.0)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("size (elements / points)")
+        ax.set_ylabel("median time (s; lower is better)")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.set_title(title, fontsize=11)
+        ax.legend(fontsize=7, loc="upper left", framealpha=0.85)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+_PALETTE = ["#1f77b4", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#393b79", "#637939"]
+_SYSTEM_COLORS = {"gnark-crypto": ["#2ca02c", "#98df8a", "#006d2c"], "arkworks": ["#d62728", "#ff9896", "#ff7f0e"]}
+_color_state: dict[str, int] = defaultdict(int)
+
+
+def _color(system: str, i: int | None = None) -> str:
+    if system in _SYSTEM_COLORS:
+        pal = _SYSTEM_COLORS[system]
+    else:
+        pal = _PALETTE
+    k = _color_state[system]
+    _color_state[system] += 1
+    return pal[k % len(pal)]
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+
+def generate_report(
+    results_dir: str | os.PathLike | None = None,
+    out_path: str | os.PathLike | None = None,
+    plots_dir: str | os.PathLike | None = None,
+    *,
+    plots: bool = True,
+) -> Path:
+    """Write the Markdown report (default ``<results_dir>/REPORT.md``) and
+    plots (default ``<results_dir>/plots/``); return the report's path."""
+    base = Path(results_dir) if results_dir is not None else default_results_dir()
+    out = Path(out_path) if out_path is not None else base / "REPORT.md"
+    pdir = Path(plots_dir) if plots_dir is not None else base / "plots"
+    docs = load_all_results(base)
+    rows, machines = _flatten(docs, base)
+    show_machine = len(machines) > 1
+    _color_state.clear()
+
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    L = [
+        "# zktensor benchmark report",
+        "",
+        f"Generated {now} by `python -m bench.report` from {len(docs)} results file(s), {len(rows)} rows.",
+        "",
+        "Times are the median (upper median) and minimum of the clean timed runs after one warm-up "
+        "(a run is discarded when other processes used more than 3% of the cores during it). "
+        "`× vs peer` = how many times faster the row is than the peer (peer median / row median at the "
+        "same size; throughput ratio for multiplication); > 1 means faster. "
+        "Marks: `*` peer measured with another thread count, `†` peer measured on another machine; "
+        "an op name in brackets is the peer op compared with when it differs from the row's.",
+        "",
+        "## Machines and files",
+        "",
+        "| tag | machine | files | date | commit |",
+        "|---|---|---|---|---|",
+    ]
+    for key, info in machines.items():
+        m = info["machine"]
+        commit = (m.get("git_commit") or "")[:10] + (" (dirty)" if m.get("git_dirty") else "")
+        L.append(
+            f"| {info['tag']} | {_md_escape(key)} — {_md_escape(machine_summary(m))} | "
+            f"{', '.join(info['files'])} | {str(m.get('date', ''))[:10]} | {commit or '—'} |"
+        )
+    L.append("")
+    if not rows:
+        L += ["No results yet.", ""]
+
+    for (group, curve), grows in _groups(rows).items():
+        title = f"{group} — {curve}" if curve else group
+        desc = GROUP_TITLES.get(group)
+        L += [f"## {title}" + (f" ({desc})" if desc else ""), ""]
+        L += group_table(grows, rows, show_machine=show_machine)
+        L.append("")
+        refs = REFERENCE_OPS.get(group)
+        if refs:
+            L += [f"Default peer reference ops: {', '.join('`' + r + '`' for r in refs)} (fastest present).", ""]
+        if plots:
+            name = f"{_slug(group)}_{_slug(curve)}.png"
+            kind = "throughput" if group in RATE_GROUPS else "median time vs size"
+            plot_group(grows, pdir / name, f"{title}: {kind}", show_machine=show_machine)
+            rel = os.path.relpath(pdir / name, out.parent)
+            L += [f"![{title}]({rel})", ""]
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(L))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Write bench/results/REPORT.md and plots")
+    ap.add_argument("--results", default=None, help="results directory (default bench/results)")
+    ap.add_argument("--out", default=None, help="report path (default <results>/REPORT.md)")
+    ap.add_argument("--plots", default=None, help="plots directory (default <results>/plots)")
+    ap.add_argument("--no-plots", action="store_true")
+    args = ap.parse_args(argv)
+    path = generate_report(args.results, args.out, args.plots, plots=not args.no_plots)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
