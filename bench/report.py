@@ -214,6 +214,18 @@ def _md_escape(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+_CLEAN_RE = re.compile(r"clean (\d+)/(\d+) runs")
+
+
+def _runs_cell(r: dict) -> str:
+    """'k/n' from the 'clean k/n runs' note; '0/n ⚠' when no run was clean
+    (the figures then come from disturbed runs)."""
+    m = _CLEAN_RE.search(str(r.get("extra") or ""))
+    if m:
+        return f"{m[1]}/{m[2]}" + (" ⚠" if m[1] == "0" else "")
+    return str(r["runs"]) if r.get("runs") not in (None, "") else "—"
+
+
 def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine: bool) -> list[str]:
     """Markdown lines of one group's table."""
     group = rows[0]["_group"]
@@ -223,7 +235,7 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
             unit if not rate else f"{unit} (median)"]
     if rate:
         head.insert(7, "per item")
-    head += ["× vs gnark-crypto", "× vs arkworks"]
+    head += ["clean runs", "× vs gnark-crypto", "× vs arkworks"]
     if show_machine:
         head.append("machine")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -235,7 +247,7 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
         ]
         if rate:
             cells.append(fmt_time(r["median_s"] / r["size"]))
-        cells += [fmt_time(r["min_s"]), fmt_rate(_rate(r))]
+        cells += [fmt_time(r["min_s"]), fmt_rate(_rate(r)), _runs_cell(r)]
         for peer in PEER_SYSTEMS:
             if r["system"] == peer:
                 cells.append("—")
@@ -306,10 +318,10 @@ def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bo
             rs = sorted(rs, key=lambda r: r["size"])
             xs = [r["size"] for r in rs]
             ys = [r["median_s"] for r in rs]
-            dashed = r_is_peer = rs[0]["system"] in PEER_SYSTEMS
-            ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle="--" if dashed else "-",
-                    color=_color(rs[0]["system"], i), label=lab, linewidth=1.4, markersize=5,
-                    alpha=0.85 if r_is_peer else 1.0)
+            is_peer = rs[0]["system"] in PEER_SYSTEMS
+            ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle="--" if is_peer else "-",
+                    color=_color(rs[0]["system"]), label=lab, linewidth=1.4, markersize=5,
+                    alpha=0.85 if is_peer else 1.0)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("size (elements / points)")
@@ -329,13 +341,13 @@ _SYSTEM_COLORS = {"gnark-crypto": ["#2ca02c", "#98df8a", "#006d2c"], "arkworks":
 _color_state: dict[str, int] = defaultdict(int)
 
 
-def _color(system: str, i: int | None = None) -> str:
-    if system in _SYSTEM_COLORS:
-        pal = _SYSTEM_COLORS[system]
-    else:
-        pal = _PALETTE
-    k = _color_state[system]
-    _color_state[system] += 1
+def _color(system: str) -> str:
+    """Peers in shades of green (gnark-crypto) and red (arkworks), zktensor
+    and others from a blue/purple palette; successive series get the next shade."""
+    pal = _SYSTEM_COLORS.get(system, _PALETTE)
+    key = system if system in _SYSTEM_COLORS else "_other"
+    k = _color_state[key]
+    _color_state[key] += 1
     return pal[k % len(pal)]
 
 
@@ -356,7 +368,8 @@ def generate_report(
     base = Path(results_dir) if results_dir is not None else default_results_dir()
     out = Path(out_path) if out_path is not None else base / "REPORT.md"
     pdir = Path(plots_dir) if plots_dir is not None else base / "plots"
-    docs = load_all_results(base)
+    # this machine's files first, then gpu/ (machine tags follow this order)
+    docs = sorted(load_all_results(base), key=lambda d: (Path(d["path"]).parent != base, d["path"]))
     rows, machines = _flatten(docs, base)
     show_machine = len(machines) > 1
     _color_state.clear()
@@ -372,7 +385,8 @@ def generate_report(
         "`× vs peer` = how many times faster the row is than the peer (peer median / row median at the "
         "same size; throughput ratio for multiplication); > 1 means faster. "
         "Marks: `*` peer measured with another thread count, `†` peer measured on another machine; "
-        "an op name in brackets is the peer op compared with when it differs from the row's.",
+        "an op name in brackets is the peer op compared with when it differs from the row's. "
+        "`clean runs` k/n: k undisturbed runs of n tried; `⚠` none was undisturbed (figures from disturbed runs).",
         "",
         "## Machines and files",
         "",
