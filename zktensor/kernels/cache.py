@@ -1,0 +1,71 @@
+"""The on-disk kernel cache: compiled programs keyed by what determines them.
+
+Key = sha256(program text, strategy, target, compiler fingerprint). The
+fingerprint hashes the source of the compiler itself (IR, passes, field
+records), so editing a pass invalidates exactly what it could change, and a
+cache copied to another machine stays valid there. An entry is a directory
+with `meta.json` (the launch plan) and `kernels.py` (Triton) or `kernels.so`
+(CPU); it is written to a temporary directory and renamed into place, so a
+reader never sees half an entry.
+
+Location: $ZKTENSOR_CACHE_DIR, else ~/.cache/zktensor; kernels live in
+`<root>/kernels/<key>/`.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent.parent
+_COMPILER_SOURCES = ("ir", "passes", "algebra/fields.py")
+
+
+def cache_root() -> Path:
+    root = os.environ.get("ZKTENSOR_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "zktensor")
+    return Path(root)
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_fingerprint() -> str:
+    h = hashlib.sha256()
+    for rel in _COMPILER_SOURCES:
+        p = _PKG / rel
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            h.update(str(f.relative_to(_PKG)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def entry_key(program_text: str, strategy: str, target: str) -> str:
+    h = hashlib.sha256("\0".join([program_text, strategy, target, compiler_fingerprint()]).encode())
+    return h.hexdigest()[:32]
+
+
+def lookup(key: str) -> Path | None:
+    d = cache_root() / "kernels" / key
+    return d if (d / "meta.json").exists() else None
+
+
+def build(key: str, builder) -> Path:
+    """Run builder(tmp_dir) -> meta dict, then publish the entry atomically."""
+    final = cache_root() / "kernels" / key
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+    try:
+        meta = builder(str(tmp))
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process published it first: keep theirs
+            if not (final / "meta.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final

@@ -1,0 +1,214 @@
+"""Host side of compiled field programs: load from the kernel cache, check operands, launch.
+
+A `CompiledProgram` runs its launch plan (see `passes._launch_plan`) over
+limb tensors of shape (L, *batch), broadcasting batch shapes. Each kernel
+sees every operand as a 2-D strided batch (rows x columns) so views run in
+place; operands whose batch dimensions cannot be collapsed that way are
+copied first.
+
+Triton kernels run compiled on a CUDA device and under the Triton interpreter
+(TRITON_INTERPRET=1, set while the generated module is imported) on the CPU.
+CPU kernels are the shared object from limbs-to-cpu, called through ctypes
+with rows split across threads.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ctypes
+import functools
+import importlib.util
+import json
+import math
+import os
+import threading
+from pathlib import Path
+
+import torch
+
+from . import cache
+
+TRITON_BLOCK = 128
+_import_lock = threading.RLock()
+
+
+def num_threads() -> int:
+    env = os.environ.get("ZKTENSOR_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count() or 1
+
+
+@functools.lru_cache(maxsize=None)
+def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor")
+
+
+@contextlib.contextmanager
+def triton_mode(interpret: bool):
+    """TRITON_INTERPRET as Triton reads it while decorating and running kernels."""
+    with _import_lock:
+        old = os.environ.get("TRITON_INTERPRET")
+        os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
+        try:
+            yield
+        finally:
+            if old is None:
+                del os.environ["TRITON_INTERPRET"]
+            else:
+                os.environ["TRITON_INTERPRET"] = old
+
+
+def load_triton_module(path: str, interpret: bool):
+    """Import generated Triton source; `interpret` picks the CPU interpreter."""
+    with triton_mode(interpret):
+        name = f"zktensor_gen_{Path(path).parent.name}_{'i' if interpret else 'c'}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    return mod
+
+
+def _operand_2d(t: torch.Tensor, batch: tuple[int, ...]):
+    """(tensor, limb stride, row stride, column stride) addressing t over batch as 2-D."""
+    t = t.expand((t.shape[0],) + batch)
+    st = t.stride()
+    if len(batch) == 0:
+        return t, st[0], 0, 0
+    ok = all(st[d + 1] == st[d + 2] * batch[d + 1] or batch[d] == 1
+             for d in range(len(batch) - 2))
+    if not ok:
+        t = t.contiguous()
+        st = t.stride()
+    row = st[-2] if len(batch) >= 2 else 0
+    if len(batch) >= 2:
+        # rows are the collapsed leading dims; size-1 dims do not constrain strides
+        lead = [(batch[d], st[d + 1]) for d in range(len(batch) - 1) if batch[d] != 1]
+        row = lead[-1][1] if lead else 0
+    return t, st[0], row, st[-1]
+
+
+class CompiledProgram:
+    def __init__(self, entry: Path, target: str, limbs: int):
+        self.entry = entry
+        self.target = target
+        self.limbs = limbs
+        self.meta = json.loads((entry / "meta.json").read_text())
+        self._mods = {}
+        self._lib = None
+
+    # -- artifacts -----------------------------------------------------------
+    @property
+    def source(self) -> str:
+        return (self.entry / "kernels.py").read_text()
+
+    def triton_module(self, interpret: bool):
+        if interpret not in self._mods:
+            self._mods[interpret] = load_triton_module(str(self.entry / "kernels.py"), interpret)
+        return self._mods[interpret]
+
+    def _cpu_fn(self, name: str):
+        if self._lib is None:
+            self._lib = ctypes.CDLL(str(self.entry / "kernels.so"))
+        fn = getattr(self._lib, f"{name}_run")
+        if fn.argtypes is None:
+            call = next(c for c in self.meta["calls"] if c["kernel"] == name)
+            n_ops = len(call["inputs"]) + len(call["outputs"])
+            fn.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64] * n_ops + \
+                [ctypes.c_int64] * 3
+            fn.restype = None
+        return fn
+
+    # -- running ---------------------------------------------------------------
+    def __call__(self, *inputs: torch.Tensor) -> list[torch.Tensor]:
+        plan = self.meta
+        if len(inputs) != plan["n_inputs"]:
+            raise TypeError(f"program takes {plan['n_inputs']} inputs, got {len(inputs)}")
+        device = inputs[0].device
+        for t in inputs:
+            if t.dtype != torch.int32 or t.shape[0] != self.limbs:
+                raise ValueError(f"operand must be int32 limbs of shape ({self.limbs}, ...), got "
+                                 f"{tuple(t.shape)} {t.dtype}")
+            if t.device != device:
+                raise ValueError(f"operands on different devices: {device} and {t.device}")
+        batch = torch.broadcast_shapes(*(t.shape[1:] for t in inputs))
+        values = {(i, None): t for i, t in enumerate(inputs)}
+        for call in plan["calls"]:
+            ins = [values[tuple(v)] for v in call["inputs"]]
+            outs = [torch.empty((self.limbs,) + tuple(batch), dtype=torch.int32, device=device)
+                    for _ in call["outputs"]]
+            self.launch(call["kernel"], outs, ins, tuple(batch))
+            for v, t in zip(call["outputs"], outs):
+                values[tuple(v)] = t
+        return [values[tuple(v)] for v in plan["outputs"]]
+
+    def launch(self, name: str, outs, ins, batch: tuple[int, ...]):
+        ops = [_operand_2d(t, batch) for t in list(outs) + list(ins)]
+        n_inner = batch[-1] if batch else 1
+        n_outer = math.prod(batch[:-1]) if batch else 1
+        if n_inner * n_outer == 0:
+            return
+        if self.target == "triton":
+            self._launch_triton(name, ops, n_outer, n_inner)
+        else:
+            self._launch_cpu(name, ops, n_outer, n_inner)
+
+    def _launch_triton(self, name, ops, n_outer, n_inner):
+        interpret = ops[0][0].device.type != "cuda"
+        kernel = getattr(self.triton_module(interpret), name)
+        args = []
+        for t, ls, os_, is_ in ops:
+            args += [t, ls, os_, is_]
+        n_total = n_outer * n_inner
+        grid = (triton_cdiv(n_total, TRITON_BLOCK),)
+        if interpret:
+            with triton_mode(True):
+                kernel[grid](*args, n_inner, n_total, BLOCK=TRITON_BLOCK)
+        else:
+            kernel[grid](*args, n_inner, n_total, BLOCK=TRITON_BLOCK)
+
+    def _launch_cpu(self, name, ops, n_outer, n_inner):
+        fn = self._cpu_fn(name)
+        # one long row: re-cut it into rows so that threads can share it
+        if n_outer == 1 and n_inner >= 8192:
+            rows = 64
+            while n_inner % rows:
+                rows //= 2
+            if rows > 1:
+                ops = [(t, ls, is_ * (n_inner // rows), is_) for t, ls, _, is_ in ops]
+                n_outer, n_inner = rows, n_inner // rows
+        args = []
+        for t, ls, os_, is_ in ops:
+            args += [t.data_ptr(), ls, os_, is_]
+        threads = num_threads()
+        if threads == 1 or n_outer * n_inner < 4096 or n_outer == 1:
+            fn(*args, 0, n_outer, n_inner)
+            return
+        step = -(-n_outer // threads)
+        futs = [_pool(threads).submit(fn, *args, lo, min(lo + step, n_outer), n_inner)
+                for lo in range(0, n_outer, step)]
+        for f in futs:
+            f.result()
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+_programs: dict[str, CompiledProgram] = {}
+
+
+def get_program(prog, strategy: str, target: str) -> CompiledProgram:
+    """The compiled form of a traced Program: from memory, the disk cache, or compiled now."""
+    key = cache.entry_key(prog.text(), strategy, target)
+    compiled = _programs.get(key)
+    if compiled is None:
+        entry = cache.lookup(key)
+        if entry is None:
+            from ..passes import compile_program  # imports MLIR: only on a miss
+            entry = cache.build(key, lambda d: compile_program(prog, strategy, target, d))
+        compiled = _programs[key] = CompiledProgram(entry, target, prog.field.limbs32)
+    return compiled

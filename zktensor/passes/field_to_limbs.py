@@ -1,0 +1,101 @@
+"""field-to-limbs: lower `field` kernels to integer/float limb arithmetic.
+
+Input: `@kernel_N` functions over `!field.elem<"F">` (from fuse-elementwise).
+Output: functions over the storage words — each field argument and result
+becomes L32 `i32` words (limb 0 least significant, Montgomery form) — whose
+bodies are `arith`/`math`/`scf` ops. Options: `strategy` = `int32` (32-bit
+limbs, CIOS), `int64` (64-bit limbs, CIOS; the CPU's machine word) or `fp64`
+(52-bit limbs multiplied through FMA-split doubles). See `limb_arith`.
+
+    %2 = "field.add"(%0, %1)          %v9:2 = "arith.addui_extended"(%a0, %b0) : (i32, i32) -> (i32, i1)
+        : (!field.elem<"bn254.fr">,  ->  ... (carry chain, subtract p, select)
+           !field.elem<"bn254.fr">)     func.return %r0, ..., %r7 : i32, ..., i32
+        -> !field.elem<"bn254.fr">
+
+`field.pow` by a constant exponent becomes square-and-multiply: straight-line
+for exponents below 2^8, else one `scf.for` of 32 steps per 32-bit chunk of
+the exponent (the chunk shifts left each step; its top bit selects the
+multiply), which keeps x^(p-2) small enough to compile quickly.
+`field.to_mont`/`field.from_mont` multiply by R^2 and by 1 (raw Montgomery
+product), converting standard-form words at a program's edge.
+"""
+from __future__ import annotations
+
+from ..algebra import field as field_record
+from ..ir.builder import Emitter, V
+from .field_io import FieldFunc
+from .limb_arith import limb_arith
+
+STRAIGHT_LINE_POW_BITS = 8
+
+
+def lower_func(f: FieldFunc, strategy: str) -> str:
+    F = field_record(f.field)
+    e = Emitter()
+    A = limb_arith(strategy, e, F)
+    L = F.limbs32
+    words = [[V(f"%a{i}_{j}", "i32") for j in range(L)] for i in range(f.n_args)]
+    vals: dict[int, list[V]] = {i: A.from_words(words[i]) for i in range(f.n_args)}
+    for k, n in enumerate(f.nodes):
+        vals[f.n_args + k] = _lower_node(A, F, e, n, [vals[a] for a in n.args])
+    outs = [w for o in f.outputs for w in A.to_words(vals[o])]
+    args = ", ".join(f"{w.name}: i32" for ws in words for w in ws)
+    rtypes = ", ".join(["i32"] * len(outs))
+    attrs = dict(f.attrs)
+    attrs.update({"zktensor.field": f'"{F.name}"', "zktensor.strategy": f'"{strategy}"',
+                  "zktensor.limbs": f"{L} : i64", "zktensor.inputs": f"{f.n_args} : i64",
+                  "zktensor.outputs": f"{len(f.outputs)} : i64"})
+    attr_s = ", ".join(f"{k} = {v}" for k, v in attrs.items())
+    return "\n".join([
+        f"  func.func @{f.name}({args}) -> ({rtypes}) attributes {{{attr_s}}} {{",
+        e.text(),
+        f"    func.return {', '.join(w.name for w in outs)} : {rtypes}",
+        "  }",
+    ])
+
+
+def _lower_node(A, F, e: Emitter, n, args):
+    if n.op == "constant":
+        return A.constant(n.attr)
+    if n.op in ("add", "sub", "mul"):
+        return getattr(A, n.op)(*args)
+    if n.op in ("neg", "square"):
+        return getattr(A, n.op)(args[0])
+    if n.op == "to_mont":      # standard x -> x·R: Montgomery product with R^2
+        return A.mul(args[0], A.constant(F.R))
+    if n.op == "from_mont":    # x·R -> x: Montgomery product with 1
+        one = [A.zero] * A.n
+        one = [e.const(1, one[0].type)] + one[1:]
+        return A.mul(args[0], one)
+    if n.op == "pow":
+        return _pow(A, e, args[0], n.attr)
+    raise ValueError(f"field-to-limbs: no lowering for field.{n.op}")
+
+
+def _pow(A, e: Emitter, x, exp: int):
+    acc = A.constant(1)
+    if exp.bit_length() <= STRAIGHT_LINE_POW_BITS:
+        for bit in bin(exp)[2:]:
+            acc = A.square(acc)
+            if bit == "1":
+                acc = A.mul(acc, x)
+        return acc
+    n_chunks = -(-exp.bit_length() // 32)
+    for c in reversed(range(n_chunks)):
+        chunk = e.const((exp >> (32 * c)) & 0xFFFFFFFF, "i32")
+
+        def step(carried):
+            acc, word = carried[:-1], carried[-1]
+            bit = e.trunc(e.shr(word, 31), "i1")
+            acc = A.square(acc)
+            prod = A.mul(acc, x)
+            return [e.select(bit, p, a) for p, a in zip(prod, acc)] + [e.shl(word, 1)]
+
+        out = e.for_loop(32, acc + [chunk], step)
+        acc = out[:-1]
+    return acc
+
+
+def run(funcs: list[FieldFunc], strategy: str) -> str:
+    kernels = [lower_func(f, strategy) for f in funcs if f.name != "main"]
+    return "module {\n" + "\n".join(kernels) + "\n}"

@@ -1,0 +1,274 @@
+"""Multi-limb modular arithmetic written as `arith`/`math` ops: the two strategies.
+
+Every strategy keeps values fully reduced (in [0, p)) between ops and uses the
+same Montgomery radix R = 2^(32·L32), so storage words mean the same thing
+whichever strategy computed them.
+
+`IntLimbs(word)`: word-sized unsigned limbs (32 on a GPU, 64 on a CPU).
+Montgomery multiplication is CIOS (Koç, Acar, Kaliski 1996): for each word
+b_i, t += a·b_i, then m = t_0·(-p^-1) mod 2^w and t = (t + m·p) / 2^w. Full
+products come from `arith.mului_extended` (`umulhi` on Triton, `mulq` on x86),
+carries from `arith.addui_extended`.
+
+`Fp64Limbs`: 52-bit limbs held in i64 and multiplied in doubles. A product
+a·b < 2^104 of two 52-bit limbs is split exactly by two FMAs (Emmart, Zheng,
+Weems, ARITH 2018): hi = fma(a, b, 2^104) has its ulp at 2^52, so its
+mantissa holds H = round(a·b / 2^52), read off by subtracting the bit pattern
+of 2^104; lo = fma(a, b, 2^104 - hi) = a·b - H·2^52 is exact and in
+[-2^51, 2^51]; adding 1.5·2^52 moves it to a binade with ulp 1, so its bit
+pattern minus that of 1.5·2^52 is the signed integer L. H and L are summed
+per column in i64 (SOS: products first, then reduction). Reduction uses 52-bit
+digits and a final partial digit of B - 52·k bits, so it divides by exactly
+R = 2^B with B = 32·L32 (no conversion between strategies).
+"""
+from __future__ import annotations
+
+from ..algebra import Field
+from ..ir.builder import Emitter, V
+
+MASK52 = (1 << 52) - 1
+TWO104 = float(2 ** 104)
+LO_BIAS = 1.5 * 2 ** 52
+
+
+def _bits_of(x: float) -> int:
+    import struct
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+class IntLimbs:
+    """Word-sized unsigned limbs; `word` is 32 or 64."""
+
+    def __init__(self, e: Emitter, F: Field, word: int):
+        self.e, self.F, self.w = e, F, word
+        self.t = f"i{word}"
+        self.n = F.limbs32 * 32 // word
+        self.p = [e.const(x, self.t) for x in F.limbs(F.p, word)]
+        self.zero = e.const(0, self.t)
+
+    # storage is always 32-bit words; 64-bit limbs pair them up.
+    def from_words(self, words: list[V]) -> list[V]:
+        e = self.e
+        if self.w == 32:
+            return list(words)
+        return [e.or_(e.zext(words[2 * k], "i64"), e.shl(e.zext(words[2 * k + 1], "i64"), 32))
+                for k in range(self.n)]
+
+    def to_words(self, limbs: list[V]) -> list[V]:
+        e = self.e
+        if self.w == 32:
+            return list(limbs)
+        out = []
+        for x in limbs:
+            out += [e.trunc(x, "i32"), e.trunc(e.shr(x, 32), "i32")]
+        return out
+
+    def constant(self, value: int) -> list[V]:
+        """A field constant (standard form) as Montgomery-form limbs."""
+        return [self.e.const(x, self.t) for x in self.F.limbs(self.F.to_mont(value), self.w)]
+
+    # -- carry chains --------------------------------------------------------
+    def _add_chain(self, a, b):
+        e, out, carry = self.e, [], None
+        for x, y in zip(a, b):
+            s, c = e.add_carry(x, y)
+            if carry is not None:
+                s, c2 = e.add_carry(s, e.zext(carry, self.t))
+                c = e.or_(c, c2)
+            out.append(s)
+            carry = c
+        return out, carry
+
+    def _sub_chain(self, a, b):
+        e, out, borrow = self.e, [], None
+        for x, y in zip(a, b):
+            d = e.sub(x, y)
+            bo = e.ult(x, y)
+            if borrow is not None:
+                bz = e.zext(borrow, self.t)
+                bo = e.or_(bo, e.ult(d, bz))
+                d = e.sub(d, bz)
+            out.append(d)
+            borrow = bo
+        return out, borrow
+
+    def _reduce_once(self, t, top=None):
+        """t - p if t >= p else t, for t < 2p (top: an extra high bit of t, as i1 or word)."""
+        e = self.e
+        d, borrow = self._sub_chain(t, self.p)
+        keep = borrow
+        if top is not None:  # t >= 2^(wL) > p: always subtract
+            keep = e.and_(borrow, e.ult(top, e.const(1, top.type)) if top.type != "i1"
+                          else e.xor(top, e.const(1, "i1")))
+        return [e.select(keep, x, y) for x, y in zip(t, d)]
+
+    # -- field ops -----------------------------------------------------------
+    def add(self, a, b):
+        s, _ = self._add_chain(a, b)   # 2p < 2^(wL): no carry out
+        return self._reduce_once(s)
+
+    def sub(self, a, b):
+        e = self.e
+        d, borrow = self._sub_chain(a, b)
+        mask = e.sub(self.zero, e.zext(borrow, self.t))   # all ones on borrow
+        s, _ = self._add_chain(d, [e.and_(pj, mask) for pj in self.p])
+        return s
+
+    def neg(self, a):
+        return self.sub([self.zero] * self.n, a)
+
+    def mul(self, a, b):
+        e, n = self.e, self.n
+        inv = e.const(self.F.neg_inv(self.w), self.t)
+        t = [self.zero] * (n + 2)
+        for i in range(n):
+            carry = self.zero
+            for j in range(n):
+                t[j], carry = self._mac(t[j], a[j], b[i], carry)
+            t[n], c = e.add_carry(t[n], carry)
+            t[n + 1] = e.zext(c, self.t)
+            m = e.mul(t[0], inv)
+            _, carry = self._mac(t[0], m, self.p[0], self.zero)
+            for j in range(1, n):
+                t[j - 1], carry = self._mac(t[j], m, self.p[j], carry)
+            t[n - 1], c = e.add_carry(t[n], carry)
+            t[n] = e.add(t[n + 1], e.zext(c, self.t))
+        return self._reduce_once(t[:n], top=t[n])
+
+    def _mac(self, t, a, b, c):
+        """t + a·b + c as (low word, high word); cannot overflow two words."""
+        e = self.e
+        lo, hi = e.mul_wide(a, b)
+        lo, c1 = e.add_carry(lo, t)
+        lo, c2 = e.add_carry(lo, c)
+        hi = e.add(e.add(hi, e.zext(c1, self.t)), e.zext(c2, self.t))
+        return lo, hi
+
+    def square(self, a):
+        return self.mul(a, a)
+
+
+class Fp64Limbs:
+    """52-bit limbs in i64; products through f64 FMAs, sums in i64 columns."""
+
+    def __init__(self, e: Emitter, F: Field):
+        self.e, self.F = e, F
+        self.n = F.limbs52
+        self.B = 32 * F.limbs32
+        self.p = [e.const(x, "i64") for x in F.limbs(F.p, 52)]
+        self.pf = [e.const(float(x), "f64") for x in F.limbs(F.p, 52)]
+        self.zero = e.const(0, "i64")
+
+    def from_words(self, words: list[V]) -> list[V]:
+        return _rebase(self.e, [self.e.zext(w, "i64") for w in words], 32, 52, self.n)
+
+    def to_words(self, limbs: list[V]) -> list[V]:
+        return [self.e.trunc(w, "i32") for w in _rebase(self.e, limbs, 52, 32, self.F.limbs32)]
+
+    def constant(self, value: int) -> list[V]:
+        return [self.e.const(x, "i64") for x in self.F.limbs(self.F.to_mont(value), 52)]
+
+    def _normalize(self, cols):
+        """Carry-propagate signed columns into 52-bit limbs; returns (limbs, final carry)."""
+        e, out, carry = self.e, [], self.zero
+        mask = e.const(MASK52, "i64")
+        for c in cols:
+            v = e.add(c, carry)
+            out.append(e.and_(v, mask))
+            carry = e.sar(v, 52)
+        return out, carry
+
+    def _reduce_once(self, t):
+        e = self.e
+        d, borrow = self._normalize([e.sub(x, pj) for x, pj in zip(t, self.p)])
+        neg = e.slt(borrow, self.zero)
+        return [e.select(neg, x, y) for x, y in zip(t, d)]
+
+    def add(self, a, b):
+        s, _ = self._normalize([self.e.add(x, y) for x, y in zip(a, b)])
+        return self._reduce_once(s)
+
+    def sub(self, a, b):
+        e = self.e
+        d, borrow = self._normalize([e.sub(x, y) for x, y in zip(a, b)])
+        # the final carry is 0 or -1: as a mask it adds p back after a borrow
+        s, _ = self._normalize([e.add(x, e.and_(pj, borrow)) for x, pj in zip(d, self.p)])
+        return s
+
+    def neg(self, a):
+        return self.sub([self.zero] * self.n, a)
+
+    def _split(self, af, bf):
+        """(H, L) with a·b = H·2^52 + L exactly."""
+        e = self.e
+        c1 = e.const(TWO104, "f64")
+        hi = e.fma(af, bf, c1)
+        H = e.sub(e.bitcast(hi, "i64"), e.const(_bits_of(TWO104), "i64"))
+        lo = e.fma(af, bf, e.fsub(c1, hi))
+        bias = e.const(LO_BIAS, "f64")
+        L = e.sub(e.bitcast(e.fadd(lo, bias), "i64"), e.const(_bits_of(LO_BIAS), "i64"))
+        return H, L
+
+    def mul(self, a, b):
+        e, n = self.e, self.n
+        cols = [self.zero] * (2 * n + 2)
+        af = [e.sitofp(x) for x in a]
+        bf = af if b is a else [e.sitofp(x) for x in b]
+        for i in range(n):
+            for j in range(n):
+                H, L = self._split(af[i], bf[j])
+                cols[i + j] = e.add(cols[i + j], L)
+                cols[i + j + 1] = e.add(cols[i + j + 1], H)
+        inv = e.const(self.F.neg_inv(52), "i64")
+        k_full, partial = divmod(self.B, 52)
+        for i in range(k_full + (1 if partial else 0)):
+            width = 52 if i < k_full else partial
+            m = e.and_(e.mul(cols[i], inv), e.const((1 << width) - 1, "i64"))
+            mf = e.sitofp(m)
+            for j in range(n):
+                H, L = self._split(mf, self.pf[j])
+                cols[i + j] = e.add(cols[i + j], L)
+                cols[i + j + 1] = e.add(cols[i + j + 1], H)
+            if width == 52:
+                cols[i + 1] = e.add(cols[i + 1], e.sar(cols[i], 52))
+        # the value is sum(cols[k_full:]) / 2^partial, below 2p
+        limbs, _ = self._normalize(cols[k_full:k_full + n + 1])
+        if partial:
+            mask = e.const(MASK52, "i64")
+            limbs = [e.or_(e.shr(limbs[j], partial), e.and_(e.shl(limbs[j + 1], 52 - partial), mask))
+                     for j in range(n)]
+        else:
+            limbs = limbs[:n]
+        return self._reduce_once(limbs)
+
+    def square(self, a):
+        return self.mul(a, a)
+
+
+def _rebase(e: Emitter, limbs: list[V], src: int, dst: int, count: int) -> list[V]:
+    """Re-cut an integer from src-bit limbs (in i64) into `count` dst-bit limbs (in i64)."""
+    out = []
+    mask = e.const((1 << dst) - 1, "i64")
+    for k in range(count):
+        lo_bit, acc = k * dst, None
+        for i, x in enumerate(limbs):
+            s = i * src
+            if s + src <= lo_bit or s >= lo_bit + dst:
+                continue
+            part = e.shr(x, lo_bit - s) if s <= lo_bit else e.shl(x, s - lo_bit)
+            acc = part if acc is None else e.or_(acc, part)
+        out.append(e.and_(acc, mask) if acc is not None else e.const(0, "i64"))
+    return out
+
+
+STRATEGIES = ("int32", "int64", "fp64")
+
+
+def limb_arith(strategy: str, e: Emitter, F: Field):
+    if strategy == "int32":
+        return IntLimbs(e, F, 32)
+    if strategy == "int64":
+        return IntLimbs(e, F, 64)
+    if strategy == "fp64":
+        return Fp64Limbs(e, F)
+    raise ValueError(f"unknown multiplication strategy {strategy!r}; choose from {STRATEGIES}")
