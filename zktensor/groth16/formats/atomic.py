@@ -1,0 +1,42 @@
+"""Atomic file replacement: a reader sees the old file or the new one, never half of one.
+
+Write to a temporary file in the destination's directory (so the rename stays on
+one filesystem), flush and fsync it, ``os.replace`` it over the destination, then
+fsync the directory so the rename itself survives a crash.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode: str = "w", encoding: str | None = None):
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None,
+                       newline="" if "b" not in mode else None) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        # mkstemp makes the file 0600: keep the replaced file's mode, else 0644
+        # (reading the umask would mean changing it, which is not thread-safe).
+        try:
+            mode_bits = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            mode_bits = 0o644
+        os.chmod(tmp, mode_bits)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
