@@ -73,22 +73,23 @@ def load_triton_module(path: str, interpret: bool):
 
 
 def _operand_2d(t: torch.Tensor, batch: tuple[int, ...]):
-    """(tensor, limb stride, row stride, column stride) addressing t over batch as 2-D."""
-    t = t.expand((t.shape[0],) + batch)
-    st = t.stride()
-    if len(batch) == 0:
-        return t, st[0], 0, 0
-    ok = all(st[d + 1] == st[d + 2] * batch[d + 1] or batch[d] == 1
-             for d in range(len(batch) - 2))
-    if not ok:
-        t = t.contiguous()
+    """(tensor, limb stride, row stride, column stride) addressing t over batch as 2-D:
+    the last batch dim is the column, the others collapse into rows."""
+    extra = len(batch) - (t.dim() - 1)
+    t = t.reshape((t.shape[0],) + (1,) * extra + tuple(t.shape[1:])).expand((t.shape[0],) + batch)
+    if len(batch) <= 1:
         st = t.stride()
-    row = st[-2] if len(batch) >= 2 else 0
-    if len(batch) >= 2:
-        # rows are the collapsed leading dims; size-1 dims do not constrain strides
-        lead = [(batch[d], st[d + 1]) for d in range(len(batch) - 1) if batch[d] != 1]
-        row = lead[-1][1] if lead else 0
-    return t, st[0], row, st[-1]
+        return t, st[0], 0, (st[1] if batch else 0)
+
+    def lead_dims(x):
+        return [(n, s) for n, s in zip(batch[:-1], x.stride()[1:-1]) if n != 1]
+
+    lead = lead_dims(t)
+    if not all(s1 == s2 * n2 for (_, s1), (n2, s2) in zip(lead, lead[1:])):
+        t = t.contiguous()
+        lead = lead_dims(t)
+    st = t.stride()
+    return t, st[0], (lead[-1][1] if lead else 0), st[-1]
 
 
 class CompiledProgram:
@@ -123,7 +124,9 @@ class CompiledProgram:
         return fn
 
     # -- running ---------------------------------------------------------------
-    def __call__(self, *inputs: torch.Tensor) -> list[torch.Tensor]:
+    def __call__(self, *inputs: torch.Tensor, out=None) -> list[torch.Tensor]:
+        """Run over limb tensors; `out` optionally gives tensors (views) for the
+        program's outputs (None entries are allocated)."""
         plan = self.meta
         if len(inputs) != plan["n_inputs"]:
             raise TypeError(f"program takes {plan['n_inputs']} inputs, got {len(inputs)}")
@@ -136,10 +139,20 @@ class CompiledProgram:
                 raise ValueError(f"operands on different devices: {device} and {t.device}")
         batch = torch.broadcast_shapes(*(t.shape[1:] for t in inputs))
         values = {(i, None): t for i, t in enumerate(inputs)}
+        given = {}
+        if out is not None:
+            if len(out) != len(plan["outputs"]):
+                raise ValueError(f"out= needs {len(plan['outputs'])} tensors")
+            for v, t in zip(plan["outputs"], out):
+                if t is not None:
+                    if t.dtype != torch.int32 or tuple(t.shape) != (self.limbs,) + tuple(batch):
+                        raise ValueError(f"out tensor must be int32 of shape {(self.limbs,) + tuple(batch)}")
+                    given[tuple(v)] = t
         for call in plan["calls"]:
             ins = [values[tuple(v)] for v in call["inputs"]]
-            outs = [torch.empty((self.limbs,) + tuple(batch), dtype=torch.int32, device=device)
-                    for _ in call["outputs"]]
+            outs = [given.get(tuple(v)) if tuple(v) in given else
+                    torch.empty((self.limbs,) + tuple(batch), dtype=torch.int32, device=device)
+                    for v in call["outputs"]]
             self.launch(call["kernel"], outs, ins, tuple(batch))
             for v, t in zip(call["outputs"], outs):
                 values[tuple(v)] = t

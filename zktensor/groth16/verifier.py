@@ -1,0 +1,120 @@
+"""Groth16 verification: e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta).
+
+vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals. The check runs as
+e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: four Miller loops and a
+single final exponentiation, with py_ecc (``pairing.py``).
+
+What raises and what returns False:
+
+* Malformed or mismatched inputs raise (``FormatError``/``ValueError``): a file
+  that is not the JSON snarkjs writes, a proof for another curve than the key,
+  a public-signal count other than the key's nPublic, a verification key whose
+  points are not in their groups (the key is trusted input; a bad one is a bug).
+* A well-formed proof that is wrong returns False: a point off its curve, not in
+  the prime-order subgroup, or with a coordinate >= q; a public signal outside
+  [0, r); a failing pairing equation.
+
+Stricter than snarkjs 0.7 on purpose: snarkjs checks that proof points are on
+the curve but not that B is in the subgroup of G2 (nor A, C for BLS12-381's G1),
+and it reduces coordinates >= q instead of refusing them; both are malleability
+holes zktensor does not copy.
+"""
+from __future__ import annotations
+
+import os
+
+from zktensor.algebra.curves import group, in_subgroup, is_on_curve
+
+from .formats.errors import FormatError
+from .formats.json_io import (Proof, VerificationKey, proof_from_json, public_from_json,
+                              read_json, vk_from_json)
+from .formats.zkey import ZKey
+from .formats.curves import r_of
+from .pairing import g1_to_pyecc, g2_to_pyecc, pairing_product, pyecc
+
+_PATH = (str, bytes, os.PathLike)
+
+
+def _load(v, parse, what: str):
+    if isinstance(v, _PATH):
+        name = os.fsdecode(v)
+        return parse(read_json(name), name)
+    return parse(v, what)
+
+
+def as_vk(vk) -> VerificationKey:
+    """A VerificationKey from itself, a dict as loaded from JSON, a path, or a ZKey."""
+    if isinstance(vk, VerificationKey):
+        return vk
+    if isinstance(vk, ZKey):
+        from .vk import verification_key
+        return verification_key(vk, with_alphabeta=False)
+    return _load(vk, vk_from_json, "verification key")
+
+
+def as_proof(proof) -> Proof:
+    return proof if isinstance(proof, Proof) else _load(proof, proof_from_json, "proof")
+
+
+def as_public(public_signals) -> list[int]:
+    if isinstance(public_signals, _PATH):
+        return _load(public_signals, public_from_json, "public signals")
+    return public_from_json(list(public_signals), "public signals")
+
+
+def _in_group(curve: str, which: str, P) -> bool:
+    """P (None: infinity) is in the prime-order subgroup (coordinates reduced)."""
+    G = group(f"{curve}.{which}")
+    if not is_on_curve(G, P):
+        return False
+    return G.cofactor == 1 or in_subgroup(G, P)
+
+
+def check_vk(vk: VerificationKey) -> None:
+    """Raise FormatError unless every point of the key is in its group."""
+    points = [("vk_alpha_1", "g1", vk.alpha_1), ("vk_beta_2", "g2", vk.beta_2),
+              ("vk_gamma_2", "g2", vk.gamma_2), ("vk_delta_2", "g2", vk.delta_2)]
+    points += [(f"IC[{i}]", "g1", P) for i, P in enumerate(vk.IC)]
+    for name, which, P in points:
+        if not _in_group(vk.curve, which, P):
+            raise FormatError(f"verification key: {name} is not a point of {vk.curve} {which.upper()}")
+
+
+def verify(vk, public_signals, proof) -> bool:
+    """Check a Groth16 proof as ``snarkjs groth16 verify`` does (see the module doc for
+    what raises and what returns False).
+
+    ``vk``: VerificationKey, verification_key.json's dict, a path to it, or a ZKey;
+    ``public_signals``: ints or decimal strings, or a path to public.json;
+    ``proof``: Proof, proof.json's dict, or a path to it.
+    """
+    vk = as_vk(vk)
+    proof = as_proof(proof)
+    pub = as_public(public_signals)
+    if proof.curve != vk.curve:
+        raise ValueError(f"the proof is for {proof.curve}, the verification key for {vk.curve}")
+    if len(pub) != vk.n_public:
+        raise ValueError(f"{len(pub)} public signals given, the verification key expects {vk.n_public}")
+    check_vk(vk)
+
+    curve = vk.curve
+    r = r_of(curve)
+    if not all(0 <= s < r for s in pub):
+        return False
+    if not (_in_group(curve, "g1", proof.pi_a) and _in_group(curve, "g2", proof.pi_b)
+            and _in_group(curve, "g1", proof.pi_c)):
+        return False
+
+    m = pyecc(curve)
+    vk_x = g1_to_pyecc(curve, vk.IC[0])
+    for s, P in zip(pub, vk.IC[1:]):
+        if s:
+            vk_x = m.add(vk_x, m.multiply(g1_to_pyecc(curve, P), s))
+    g1, g2 = g1_to_pyecc, g2_to_pyecc
+    f = pairing_product(curve, [
+        (m.neg(g1(curve, proof.pi_a)), g2(curve, proof.pi_b)),
+        (g1(curve, vk.alpha_1), g2(curve, vk.beta_2)),
+        (vk_x, g2(curve, vk.gamma_2)),
+        (g1(curve, proof.pi_c), g2(curve, vk.delta_2)),
+    ])
+    return f == m.FQ12.one()
