@@ -1,0 +1,47 @@
+"""Fixtures for the Groth16 format and verifier tests.
+
+``fixtures`` (session scope) runs ``scripts/fixtures.sh`` once, which installs
+snarkjs/circom2 under tests/fixtures/build/ and builds every circuit of
+tests/circuits/fixtures.txt (fast when already built). Tests that use it are
+marked ``snarkjs``; without node/npm they are skipped.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from fixture_support import BUILD, FIXTURE_NAMES, FIXTURES, ROOT, Fixture, Snarkjs
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> dict[str, Fixture]:
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("node/npm not installed: cannot build the snarkjs fixtures")
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh")], capture_output=True,
+                         text=True, timeout=1800)
+    if res.returncode:
+        pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-4000:]}")
+    return {f.name: f for f in FIXTURES}
+
+
+@pytest.fixture(scope="session")
+def snarkjs(fixtures) -> Snarkjs:
+    return Snarkjs(BUILD)
+
+
+@pytest.fixture(params=FIXTURE_NAMES)
+def fx(request, fixtures) -> Fixture:
+    """Each fixture in turn."""
+    return fixtures[request.param]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    # Whatever needs the built fixtures needs node and snarkjs: mark it so, even
+    # where a test forgot, so that ``-m 'not snarkjs'`` leaves exactly the pure tests.
+    here = str(ROOT / "tests" / "groth16")
+    for item in items:
+        if str(item.path).startswith(here) and "fixtures" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.snarkjs)
