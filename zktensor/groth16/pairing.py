@@ -73,6 +73,14 @@ def g1_from_pyecc(curve: str, P):
     return (int(x), int(y))
 
 
+def g2_from_pyecc(curve: str, Q):
+    m = pyecc(curve)
+    if m.is_inf(Q):
+        return None
+    x, y = m.normalize(Q)
+    return (tuple(int(c) for c in x.coeffs), tuple(int(c) for c in y.coeffs))
+
+
 def miller_product(curve: str, pairs):
     """prod ML(P, Q) over (P, Q) pairs of py_ecc points (G1, G2), before the final
     exponentiation."""

@@ -64,14 +64,22 @@ class PointSection(Sequence):
     is missing is computed the first time it is asked for.
     """
 
-    def __init__(self, codec_: PointCodec, *, raw=None, points=None, name: str = "points"):
+    def __init__(self, codec_: PointCodec, *, raw=None, points=None, name: str = "points",
+                 source: str | None = None):
         if (raw is None) == (points is None):
             raise TypeError("PointSection takes raw bytes or points, not both")
         self.codec = codec_
-        self.name = name
+        self.name = name      # e.g. "section 7 (B2)"
+        self.source = source  # the file, for error messages
         self._raw = raw
         if points is not None:
             self._points = list(points)
+
+    def _decode(self, i: int):
+        try:
+            return self.codec.decode(self._raw, i * self.codec.size, where=f"{self.name} point {i}")
+        except ValueError as e:
+            raise FormatError(f"{self.source or 'zkey'}: {e}") from None
 
     def __len__(self) -> int:
         if self._raw is None:
@@ -86,14 +94,13 @@ class PointSection(Sequence):
         n = len(self)
         if not -n <= i < n:
             raise IndexError(f"{self.name}: index {i} out of range ({n} points)")
-        i %= n
-        return self.codec.decode(self._raw, i * self.codec.size, where=f"{self.name} point {i}")
+        return self._decode(i % n)
 
     @property
     def points(self) -> list:
         """All points as Python ints (decoded and checked on first use)."""
         if "_points" not in self.__dict__:
-            self._points = self.codec.decode_all(self._raw, len(self), what=f"{self.name} point")
+            self._points = [self._decode(i) for i in range(len(self))]
         return self._points
 
     def __iter__(self):
@@ -267,12 +274,10 @@ class ZKey:
                               SEC_B2: "B2", SEC_C: "C", SEC_H: "H"}[section_id]).raw
 
     def check_points(self) -> None:
-        """Decode every point of every section, checking each is on the curve (slow)."""
+        """Decode every point of every section, checking each is on the curve (slow:
+        Python ints); raises FormatError at the first bad one."""
         for sec in (self.IC, self.A, self.B1, self.B2, self.C, self.H):
-            try:
-                sec.points
-            except ValueError as e:
-                raise FormatError(f"{self.path or 'zkey'}: {e}") from None
+            sec.points
 
 
 # -- reading ----------------------------------------------------------------------
@@ -326,11 +331,10 @@ def read_zkey(path) -> ZKey:
         if bad is not None:
             raise f.error(f"section {sid} ({name}): point {bad // (2 * cdc.degree)} "
                           "has a coordinate not reduced modulo q")
-        return PointSection(cdc, raw=raw, name=name)
+        return PointSection(cdc, raw=raw, name=f"section {sid} ({name})", source=f.name)
 
     IC = points(SEC_IC, n_public + 1, g1, "nPublic+1")
-    for i in range(len(IC)):  # small, and what the verifier uses: check now
-        _decode(f, g1, IC.raw[i * g1.size:(i + 1) * g1.size], f"IC point {i}")
+    IC.points  # small, and what the verifier uses: decode and check now
     A = points(SEC_A, n_vars, g1, "nVars")
     B1 = points(SEC_B1, n_vars, g1, "nVars")
     B2 = points(SEC_B2, n_vars, g2, "nVars")
