@@ -21,6 +21,7 @@ holes zktensor does not copy.
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from zktensor.algebra.curves import group, in_subgroup, is_on_curve
@@ -30,7 +31,7 @@ from .formats.json_io import (Proof, VerificationKey, proof_from_json, public_fr
                               read_json, vk_from_json)
 from .formats.zkey import ZKey
 from .formats.curves import r_of
-from .pairing import g1_to_pyecc, g2_to_pyecc, pairing_product, pyecc
+from .pairing import g1_to_pyecc, g2_to_pyecc, miller_product, pyecc
 
 _PATH = (str, bytes, os.PathLike)
 
@@ -70,8 +71,10 @@ def _in_group(curve: str, which: str, P) -> bool:
     return G.cofactor == 1 or in_subgroup(G, P)
 
 
+@functools.lru_cache(maxsize=64)
 def check_vk(vk: VerificationKey) -> None:
-    """Raise FormatError unless every point of the key is in its group."""
+    """Raise FormatError unless every point of the key is in its group (cached per key:
+    a verifier checks many proofs against one key)."""
     points = [("vk_alpha_1", "g1", vk.alpha_1), ("vk_beta_2", "g2", vk.beta_2),
               ("vk_gamma_2", "g2", vk.gamma_2), ("vk_delta_2", "g2", vk.delta_2)]
     points += [(f"IC[{i}]", "g1", P) for i, P in enumerate(vk.IC)]
@@ -111,10 +114,15 @@ def verify(vk, public_signals, proof) -> bool:
         if s:
             vk_x = m.add(vk_x, m.multiply(g1_to_pyecc(curve, P), s))
     g1, g2 = g1_to_pyecc, g2_to_pyecc
-    f = pairing_product(curve, [
+    f = _alpha_beta_miller(curve, vk.alpha_1, vk.beta_2) * miller_product(curve, [
         (m.neg(g1(curve, proof.pi_a)), g2(curve, proof.pi_b)),
-        (g1(curve, vk.alpha_1), g2(curve, vk.beta_2)),
         (vk_x, g2(curve, vk.gamma_2)),
         (g1(curve, proof.pi_c), g2(curve, vk.delta_2)),
     ])
-    return f == m.FQ12.one()
+    return m.final_exponentiate(f) == m.FQ12.one()
+
+
+@functools.lru_cache(maxsize=64)
+def _alpha_beta_miller(curve: str, alpha_1, beta_2):
+    """ML(alpha_1, beta_2): the same for every proof under a key, so computed once."""
+    return miller_product(curve, [(g1_to_pyecc(curve, alpha_1), g2_to_pyecc(curve, beta_2))])

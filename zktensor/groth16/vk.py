@@ -7,6 +7,7 @@ how its value is laid out).
 """
 from __future__ import annotations
 
+import functools
 import os
 
 from .formats.json_io import VerificationKey, vk_to_json, write_vk
@@ -14,8 +15,9 @@ from .formats.zkey import ZKey, read_zkey
 from .pairing import gt_to_snarkjs, pairing
 
 
+@functools.lru_cache(maxsize=64)
 def alphabeta_12(curve: str, alpha_1, beta_2) -> tuple:
-    """e(alpha_1, beta_2) in snarkjs's layout and exponent."""
+    """e(alpha_1, beta_2) in snarkjs's layout and exponent (a pairing: cached)."""
     return gt_to_snarkjs(curve, pairing(curve, alpha_1, beta_2))
 
 
