@@ -10,7 +10,8 @@ from fixture_support import SMALL
 from tests.oracles import ec, snarkjs_layout as sl
 from zktensor.algebra import field
 from zktensor.algebra.curves import group
-from zktensor.groth16.formats import FormatError, read_r1cs, read_wtns, read_zkey, write_zkey
+from zktensor.groth16.formats import (FormatError, check_r1cs_for_zkey, check_witness_for_zkey,
+                                      read_r1cs, read_wtns, read_zkey, write_zkey)
 from zktensor.groth16.formats.binfile import encode_binfile, read_binfile
 from zktensor.groth16.formats.json_io import g1_to_json, g2_to_json, read_json
 from zktensor.groth16.formats.points import codec
@@ -277,3 +278,25 @@ def test_snarkjs_proves_with_a_key_we_wrote(fixtures, snarkjs, tmp_path, name):
         assert not verify(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
     assert [int(v) for v in json.loads((tmp_path / "public.json").read_text())] == \
         list(read_wtns(fx.wtns))[1:1 + z.n_public]
+
+
+@pytest.mark.snarkjs
+def test_files_that_belong_together(fx):
+    z = read_zkey(fx.zkey)
+    check_witness_for_zkey(z, read_wtns(fx.wtns))
+    check_r1cs_for_zkey(z, read_r1cs(fx.r1cs))
+
+
+@pytest.mark.snarkjs
+def test_mismatched_files_name_both(fixtures):
+    z = read_zkey(fixtures["multi_public"].zkey)
+    w = read_wtns(fixtures["multiplier"].wtns)
+    with pytest.raises(FormatError, match=r"multiplier/witness\.wtns and .*multi_public/circuit_final\.zkey "
+                                          r"do not match: the witness has 4 values, the key's circuit 14 wires"):
+        check_witness_for_zkey(z, w)
+    with pytest.raises(FormatError, match="the witness is over the prime .* the key is for bn254"):
+        check_witness_for_zkey(z, read_wtns(fixtures["multi_public_bls"].wtns))
+    with pytest.raises(FormatError, match=r"range_check\.r1cs and .* do not match: 1322 wires vs nVars = 14"):
+        check_r1cs_for_zkey(z, read_r1cs(fixtures["range_check"].r1cs))
+    with pytest.raises(FormatError, match="curve bls12_381 vs bn254"):
+        check_r1cs_for_zkey(z, read_r1cs(fixtures["multi_public_bls"].r1cs))
