@@ -1,0 +1,739 @@
+"""CPU NTT kernels: two cache-blocked passes over 8-lane vectors (AVX-512).
+
+The transform of N = N1·N2 points (N1 = 2^n1 rows, N2 = 2^n2 columns of the
+row-major view x[r·N2 + c]) runs as two passes over memory (four-step,
+Bailey; the radix-2 stages are those of one big DIF or DIT transform, so the
+twiddle scaling between the steps is already inside the stage twiddles):
+
+- column pass: a tile is 8 adjacent columns (the vector lanes) x N1 rows,
+  copied into a 52-bit-limb scratch tile that stays in L2, where all n1
+  column stages run (stage half-sizes H >= N2); each butterfly's twiddles are
+  one contiguous 8-lane load from the stage-major table.
+- row pass: a tile is 8 rows (the lanes, gathered) x N2 columns, where all n2
+  row stages run (H < N2) with one broadcast twiddle per butterfly. For a
+  natural-order result the 8 rows are chosen so that their bit-reversed
+  indices are consecutive: the bit reversal then costs nothing, each column
+  of the tile is one contiguous 8-lane store to its bit-reversed place.
+
+DIF (Gentleman-Sande) for natural-order input: column pass, then row pass.
+DIT (Cooley-Tukey) for bit-reversed input: row pass, then column pass.
+Scaling tables (coset powers, 1/N) are applied as the first pass loads or the
+last pass stores. Tiles are split across threads (ctypes releases the GIL).
+
+The field arithmetic is the compiler's: the butterflies are traced from
+`zktensor.ops.ntt.BF_DIF`/`BF_DIT`, canonicalized, and lowered by
+field-to-limbs's node lowering onto the `fp64` strategy's 52-bit limbs on
+8-lane vectors (products from AVX-512 IFMA where the CPU has it, else the FMA
+split); this module writes only the loops, loads and stores around them, as
+MLIR, and compiles them with limbs-to-cpu's lowering into a shared object
+kept in the kernel cache.
+
+Order in this file: kernel (MLIR generator), host wrapper, reference.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import hashlib
+import json
+import math
+import threading
+
+import torch
+
+from . import cache
+from .cpu_isa import cpu_options
+from .elementwise import _pool, num_threads
+
+LANES = 8
+PASSES = ("col_dif", "row_dif", "row_dit", "col_dit")
+
+
+# =============================================================================
+# Kernel: MLIR text of the limb functions and the two passes
+# =============================================================================
+def _limb_functions(F, ifma: bool) -> list[str]:
+    """Private vector functions over 52-bit limbs: the two butterflies, a
+    product, and the conversions from/to the 32-bit storage words."""
+    from ..ir.builder import Emitter, V
+    from ..ir.program import trace
+    from ..ops.ntt import BF_DIF, BF_DIT, SCALE
+    from ..passes import canonicalize
+    from ..passes.field_io import FieldFunc
+    from ..passes.field_to_limbs import _lower_node
+    from ..passes.limb_arith import limb_arith
+
+    out = []
+    n52 = F.limbs52
+
+    def func(name, n_in_vals, in_type, body):
+        e = Emitter(lanes=LANES)
+        A = limb_arith("fp64", e, F, ifma=ifma)
+        width = F.limbs32 if in_type == "i32" else n52
+        args = [[V(f"%a{i}_{j}", in_type) for j in range(width)] for i in range(n_in_vals)]
+        results = body(e, A, args)
+        flat_args = ", ".join(f"{a.name}: {e.ty(a.type)}" for xs in args for a in xs)
+        rtypes = ", ".join(e.ty(r.type) for r in results)
+        out.append("\n".join([
+            f"  func.func private @{name}({flat_args}) -> ({rtypes}) {{",
+            e.text(),
+            f"    func.return {', '.join(r.name for r in results)} : {rtypes}",
+            "  }"]))
+
+    def traced(fn, n_inputs):
+        prog = trace(fn, F, n_inputs)
+        (f,) = canonicalize.run([FieldFunc.from_program(prog)])
+
+        def body(e, A, args):
+            vals = {i: args[i] for i in range(f.n_args)}
+            for k, node in enumerate(f.nodes):
+                vals[f.n_args + k] = _lower_node(A, F, e, node, [vals[a] for a in node.args])
+            return [x for o in f.outputs for x in vals[o]]
+        return body
+
+    func("bf_dif", 3, "i64", traced(BF_DIF, 3))
+    func("bf_dit", 3, "i64", traced(BF_DIT, 3))
+    func("scale", 2, "i64", traced(SCALE, 2))
+    func("to52", 1, "i32", lambda e, A, args: A.from_words(args[0]))
+    func("to32", 1, "i64", lambda e, A, args: A.to_words(args[0]))
+    return out
+
+
+class _Code:
+    """A few helpers for writing the driver's MLIR (custom op syntax)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+        self.depth = 2
+
+    def fresh(self, hint="t"):
+        self.count += 1
+        return f"%{hint}{self.count}"
+
+    def emit(self, line):
+        self.lines.append("  " * self.depth + line)
+
+    def const(self, value, t="i64"):
+        r = self.fresh("c")
+        self.emit(f"{r} = arith.constant {value} : {t}")
+        return r
+
+    def bin(self, op, a, b, t="i64"):
+        r = self.fresh()
+        self.emit(f"{r} = arith.{op} {a}, {b} : {t}")
+        return r
+
+    def add(self, a, b, t="i64"): return self.bin("addi", a, b, t)
+    def mul(self, a, b, t="i64"): return self.bin("muli", a, b, t)
+    def shl(self, a, b, t="i64"): return self.bin("shli", a, b, t)
+    def shr(self, a, b, t="i64"): return self.bin("shrui", a, b, t)
+    def and_(self, a, b, t="i64"): return self.bin("andi", a, b, t)
+
+    def cmp(self, pred, a, b, t="i64"):
+        r = self.fresh()
+        self.emit(f"{r} = arith.cmpi {pred}, {a}, {b} : {t}")
+        return r
+
+    def gep(self, base, off, elt, vector=False):
+        r = self.fresh("p")
+        if vector:
+            self.emit(f"{r} = llvm.getelementptr {base}[{off}] : (!llvm.ptr, vector<{LANES}xi64>) -> "
+                      f"vector<{LANES}x!llvm.ptr>, {elt}")
+        else:
+            self.emit(f"{r} = llvm.getelementptr {base}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, {elt}")
+        return r
+
+    def load(self, ptr, t, align):
+        r = self.fresh("l")
+        self.emit(f"{r} = llvm.load {ptr} {{alignment = {align} : i64}} : !llvm.ptr -> {t}")
+        return r
+
+    def store(self, val, ptr, t, align):
+        self.emit(f"llvm.store {val}, {ptr} {{alignment = {align} : i64}} : {t}, !llvm.ptr")
+
+    def gather(self, ptrs, elt):
+        vt = f"vector<{LANES}x{elt}>"
+        m = self.fresh("m")
+        z = self.fresh("z")
+        r = self.fresh("g")
+        self.emit(f"{m} = llvm.mlir.constant(dense<true> : vector<{LANES}xi1>) : vector<{LANES}xi1>")
+        self.emit(f"{z} = llvm.mlir.constant(dense<0> : {vt}) : {vt}")
+        self.emit(f"{r} = llvm.intr.masked.gather {ptrs}, {m}, {z} {{alignment = {4 if elt == 'i32' else 8} : i32}}"
+                  f" : (vector<{LANES}x!llvm.ptr>, vector<{LANES}xi1>, {vt}) -> {vt}")
+        return r
+
+    def scatter(self, val, ptrs, elt):
+        m = self.fresh("m")
+        self.emit(f"{m} = llvm.mlir.constant(dense<true> : vector<{LANES}xi1>) : vector<{LANES}xi1>")
+        self.emit(f"llvm.intr.masked.scatter {val}, {ptrs}, {m} {{alignment = {4 if elt == 'i32' else 8} : i32}}"
+                  f" : vector<{LANES}x{elt}>, vector<{LANES}xi1> into vector<{LANES}x!llvm.ptr>")
+
+    def splat(self, x, elt="i64"):
+        r = self.fresh("b")
+        self.emit(f"{r} = vector.broadcast {x} : {elt} to vector<{LANES}x{elt}>")
+        return r
+
+    def call(self, fn, args, n_res, tin, tout):
+        r = self.fresh("r")
+        self.emit(f"{r}:{n_res} = func.call @{fn}({', '.join(args)}) : ({', '.join([tin] * len(args))}) -> "
+                  f"({', '.join([tout] * n_res)})")
+        return [f"{r}#{i}" for i in range(n_res)]
+
+    @contextlib.contextmanager
+    def loop(self, lo, hi, step):
+        """scf.for over i64 bounds; yields the i64 induction value."""
+        lo_i, hi_i, st_i = (self._index(x) for x in (lo, hi, step))
+        iv = self.fresh("iv")
+        self.emit(f"scf.for {iv} = {lo_i} to {hi_i} step {st_i} {{")
+        self.depth += 1
+        r = self.fresh("i")
+        self.emit(f"{r} = arith.index_cast {iv} : index to i64")
+        yield r
+        self.depth -= 1
+        self.emit("}")
+
+    @contextlib.contextmanager
+    def when(self, cond):
+        self.emit(f"scf.if {cond} {{")
+        self.depth += 1
+        yield
+        self.depth -= 1
+        self.emit("}")
+
+    def _index(self, x):
+        r = self.fresh("x")
+        self.emit(f"{r} = arith.index_cast {x} : i64 to index")
+        return r
+
+
+ARGS = ("src", "src_ls", "src_ps", "dst", "dst_ls", "dst_ps", "tw", "tw_ls",
+        "pre", "pre_ls", "pre_mode", "post", "post_ls", "post_mode", "scr",
+        "rowbase", "lanerow", "colperm", "nat", "n1", "n2", "t0", "t1")
+PTR_ARGS = {"src", "dst", "tw", "pre", "post", "scr", "rowbase", "lanerow", "colperm"}
+
+
+def _pass_function(F, name: str, unroll: int = 2) -> str:
+    """One pass (see the module docstring) over tiles [t0, t1) of all polynomials.
+
+    Twiddles: the column passes read `tw` in tile order (for column group g,
+    entry (g·(N1-1) + h - 1 + k) holds the 8 lanes' w_{2H}^(k·N2 + c), H = h·N2,
+    as n52 vectors of 52-bit limbs); the row passes read the stage-major table
+    (limb-major, limb stride tw_ls) and broadcast one twiddle to all lanes.
+    Scale modes: 0 none, 1 a table of 52-bit limbs in storage order, 2 one
+    constant (the table's first entry)."""
+    kind, direction = name.split("_")
+    col, dit = kind == "col", direction == "dit"
+    L, n52 = F.limbs32, F.limbs52
+    v32, v64 = f"vector<{LANES}xi32>", f"vector<{LANES}xi64>"
+    c = _Code()
+    params = ", ".join(f"%{a}: {'!llvm.ptr' if a in PTR_ARGS else 'i64'}" for a in ARGS)
+    head = [f"  func.func @ntt_{name}({params}) {{"]
+    one, zero, three = c.const(1), c.const(0), c.const(3)
+    lanes_c = c.const(LANES)
+    N1 = c.shl(one, "%n1")
+    N2 = c.shl(one, "%n2")
+    nlimb = c.const(n52)
+    # tiles per polynomial: columns (col pass) or rows (row pass) over 8 lanes
+    ltp = c.bin("subi", "%n2" if col else "%n1", three)
+    tmask = c.bin("subi", c.shl(one, ltp), one)
+
+    def limb_ptr(base, ls, q, off, elt):
+        return c.gep(c.gep(base, c.mul(c.const(q), ls), elt), off, elt)
+
+    def scr_ptr(r, q):
+        return c.gep("%scr", c.mul(c.add(c.mul(r, nlimb), c.const(q)), lanes_c), "i64")
+
+    def load_tile_row(r):
+        return [c.load(scr_ptr(r, q), v64, 64) for q in range(n52)]
+
+    def store_tile_row(r, limbs):
+        for q in range(n52):
+            c.store(limbs[q], scr_ptr(r, q), v64, 64)
+
+    def block(kw, lines_fn):
+        c.emit(kw)
+        c.depth += 1
+        lines_fn()
+        c.depth -= 1
+        c.emit("}")
+
+    def scale_by(limbs, table_ls, mode_var, table, off, gathered):
+        """limbs · table[off] (mode 1) or · table[0] (mode 2); returns new limbs.
+        `off`: an i64 offset (8 contiguous lanes) or, gathered, a vector of offsets."""
+        res = [c.fresh("s") for _ in range(n52)]
+        types = ", ".join([v64] * n52)
+        c.emit(f"{', '.join(res)} = scf.index_switch {c._index(mode_var)} -> {types}")
+
+        def case1():
+            if gathered:
+                t = [c.gather(c.gep(c.gep(table, c.mul(c.const(q), table_ls), "i64"), off, "i64", vector=True),
+                              "i64") for q in range(n52)]
+            else:
+                t = [c.load(limb_ptr(table, table_ls, q, off, "i64"), v64, 8) for q in range(n52)]
+            c.emit(f"scf.yield {', '.join(c.call('scale', limbs + t, n52, v64, v64))} : {types}")
+
+        def case2():
+            t = [c.splat(c.load(c.gep(table, c.mul(c.const(q), table_ls), "i64"), "i64", 8)) for q in range(n52)]
+            c.emit(f"scf.yield {', '.join(c.call('scale', limbs + t, n52, v64, v64))} : {types}")
+
+        block("case 1 {", case1)
+        block("case 2 {", case2)
+        block("default {", lambda: c.emit(f"scf.yield {', '.join(limbs)} : {types}"))
+        return res
+
+    def transpose8(vs):
+        """8 vectors of 8 lanes -> their transpose (3 rounds of 2-input shuffles)."""
+        vs = list(vs)
+        for d in (1, 2, 4):
+            out = list(vs)
+            for i in range(8):
+                if i & d:
+                    continue
+                lo = [x if x & d == 0 else 8 + x - d for x in range(8)]
+                hi = [x + d if x & d == 0 else 8 + x for x in range(8)]
+                for dst_i, mask in ((i, lo), (i + d, hi)):
+                    r = c.fresh("sh")
+                    c.emit(f"{r} = llvm.shufflevector {vs[i]}, {vs[i + d]} [{', '.join(map(str, mask))}] : {v32}")
+                    out[dst_i] = r
+            vs = out
+        return vs
+
+    with c.loop("%t0", "%t1", one) as t:
+        poly = c.bin("shrui", t, ltp)
+        tt = c.and_(t, tmask)
+        src = c.gep("%src", c.mul(poly, "%src_ps"), "i32")
+        dst = c.gep("%dst", c.mul(poly, "%dst_ps"), "i32")
+        if col:
+            c0 = c.mul(tt, lanes_c)
+            R, lg = N1, "%n1"
+            twg = c.gep("%tw", c.mul(c.mul(tt, c.bin("subi", N1, one)), c.mul(nlimb, lanes_c)), "i64")
+        else:
+            R, lg = N2, "%n2"
+            rb = c.load(c.gep("%rowbase", tt, "i64"), "i64", 8)
+            # the 8 rows of the tile (lanes) and their word offsets
+            row_off = [c.mul(c.add(rb, c.load(c.gep("%lanerow", c.const(l), "i64"), "i64", 8)), N2)
+                       for l in range(LANES)]
+            offv = c.mul(c.add(c.splat(rb), c.load("%lanerow", v64, 8), v64), c.splat(N2), v64)
+
+        # ---- load the tile into scratch (52-bit limbs), prescaled
+        if col:
+            with c.loop(zero, R, one) as r:
+                off = c.add(c.mul(r, N2), c0)
+                words = [c.load(limb_ptr(src, "%src_ls", j, off, "i32"), v32, 4) for j in range(L)]
+                limbs = c.call("to52", words, n52, v32, v64)
+                store_tile_row(r, scale_by(limbs, "%pre_ls", "%pre_mode", "%pre", off, False))
+        else:
+            with c.loop(zero, R, lanes_c) as cb:
+                # 8 rows x 8 columns of each word, transposed: lanes become rows
+                cols_words = [[None] * L for _ in range(LANES)]
+                for j in range(L):
+                    wj = c.gep(src, c.mul(c.const(j), "%src_ls"), "i32")
+                    rows_v = [c.load(c.gep(wj, c.add(row_off[l], cb), "i32"), v32, 4) for l in range(LANES)]
+                    for cc, v in enumerate(transpose8(rows_v)):
+                        cols_words[cc][j] = v
+                for cc in range(LANES):
+                    r = c.add(cb, c.const(cc))
+                    limbs = c.call("to52", cols_words[cc], n52, v32, v64)
+                    off = c.add(offv, c.splat(r), v64)
+                    store_tile_row(r, scale_by(limbs, "%pre_ls", "%pre_mode", "%pre", off, True))
+
+        # ---- the stages: `unroll` independent butterflies per step, for ILP
+        with c.loop(zero, lg, one) as s:
+            lh = s if dit else c.bin("subi", lg, c.add(s, one))
+            h = c.shl(one, lh)
+            hmask = c.bin("subi", h, one)
+            hm1 = c.bin("subi", h, one)
+            lh1 = c.add(lh, one)
+            with c.loop(zero, c.shr(R, one), c.const(unroll)) as b0:
+                rows = []
+                for du in range(unroll):
+                    b = c.add(b0, c.const(du)) if du else b0
+                    k = c.and_(b, hmask)
+                    r0 = c.bin("ori", c.shl(c.shr(b, lh), lh1), k)
+                    r1 = c.add(r0, h)
+                    u, v = load_tile_row(r0), load_tile_row(r1)
+                    if col:
+                        tix = c.mul(c.add(hm1, k), nlimb)
+                        w = [c.load(c.gep(twg, c.mul(c.add(tix, c.const(q)), lanes_c), "i64"), v64, 64)
+                             for q in range(n52)]
+                    else:
+                        toff = c.add(hm1, k)
+                        w = [c.splat(c.load(limb_ptr("%tw", "%tw_ls", q, toff, "i64"), "i64", 8))
+                             for q in range(n52)]
+                    rows.append((r0, r1, u + v + w))
+                outs = [c.call("bf_dit" if dit else "bf_dif", args, 2 * n52, v64, v64) for _, _, args in rows]
+                for (r0, r1, _), res in zip(rows, outs):
+                    store_tile_row(r0, res[:n52])
+                    store_tile_row(r1, res[n52:])
+
+        # ---- store, postscaled
+        if col:
+            with c.loop(zero, R, one) as r:
+                off = c.add(c.mul(r, N2), c0)
+                limbs = scale_by(load_tile_row(r), "%post_ls", "%post_mode", "%post", off, False)
+                words = c.call("to32", limbs, L, v64, v32)
+                for j in range(L):
+                    c.store(words[j], limb_ptr(dst, "%dst_ls", j, off, "i32"), v32, 4)
+        else:
+            nat = c.cmp("ne", "%nat", zero)
+            c.emit(f"scf.if {nat} {{")
+            c.depth += 1
+            # natural order: column r of the tile is 8 consecutive outputs at colperm[r]·N1 + 8·tt
+            with c.loop(zero, R, one) as r:
+                pos = c.add(c.mul(c.load(c.gep("%colperm", r, "i64"), "i64", 8), N1), c.mul(tt, lanes_c))
+                limbs = scale_by(load_tile_row(r), "%post_ls", "%post_mode", "%post", pos, False)
+                words = c.call("to32", limbs, L, v64, v32)
+                for j in range(L):
+                    c.store(words[j], limb_ptr(dst, "%dst_ls", j, pos, "i32"), v32, 4)
+            c.depth -= 1
+            c.emit("} else {")
+            c.depth += 1
+            # same places as loaded: transpose back, 8 row stores per word
+            with c.loop(zero, R, lanes_c) as cb:
+                words_of = []
+                for cc in range(LANES):
+                    r = c.add(cb, c.const(cc))
+                    off = c.add(offv, c.splat(r), v64)
+                    limbs = scale_by(load_tile_row(r), "%post_ls", "%post_mode", "%post", off, True)
+                    words_of.append(c.call("to32", limbs, L, v64, v32))
+                for j in range(L):
+                    wj = c.gep(dst, c.mul(c.const(j), "%dst_ls"), "i32")
+                    for l, v in enumerate(transpose8([words_of[cc][j] for cc in range(LANES)])):
+                        c.store(v, c.gep(wj, c.add(row_off[l], cb), "i32"), v32, 4)
+            c.depth -= 1
+            c.emit("}")
+    return "\n".join(head + c.lines + ["    return", "  }"])
+
+
+def module_text(F, ifma: bool, unroll: int = 2) -> str:
+    """The whole module: limb functions and the four passes. `unroll`
+    independent butterflies per step of the stage loop (1, 2 or 4)."""
+    if unroll not in (1, 2, 4):
+        raise ValueError(f"ntt (cpu): unroll must be 1, 2 or 4, got {unroll}")
+    passes = [_pass_function(F, p, unroll) for p in PASSES]
+    return "module {\n" + "\n".join(_limb_functions(F, ifma) + passes) + "\n}"
+
+
+LOWERING = ("builtin.module(inline, canonicalize, cse, loop-invariant-code-motion, convert-scf-to-cf, "
+            "convert-vector-to-llvm, convert-math-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, "
+            "convert-cf-to-llvm, reconcile-unrealized-casts)")
+
+
+def _compile(text: str, out_dir: str) -> dict:
+    import os
+    from ..ir import dialects
+    from ..passes import limbs_to_cpu
+    ir, passmanager, _, _ = dialects.mlir()
+    ctx = dialects.context()
+    module = dialects.parse(text, ctx)
+    with ctx:
+        passmanager.PassManager.parse(LOWERING).run(module.operation)
+    limbs_to_cpu.emit_shared_object(module, ctx, os.path.join(out_dir, "kernels.so"))
+    return {"kind": "ntt_cpu", "passes": list(PASSES)}
+
+
+class _Library:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(str(path / "kernels.so"))
+        self.fns = {}
+        for p in PASSES:
+            fn = getattr(self.lib, f"ntt_{p}")
+            fn.argtypes = [ctypes.c_void_p if a in PTR_ARGS else ctypes.c_int64 for a in ARGS]
+            fn.restype = None
+            self.fns[p] = fn
+
+
+_libs: dict = {}
+_libs_lock = threading.Lock()
+
+
+def library(F, unroll: int = 2) -> _Library:
+    """The compiled passes for field F (generated, compiled and cached on first use)."""
+    opts = cpu_options("fp64")
+    key_local = (F.name, opts["ifma"], unroll)
+    with _libs_lock:
+        lib = _libs.get(key_local)
+        if lib is None:
+            text = module_text(F.params if hasattr(F, "params") else F, opts["ifma"], unroll)
+            key = cache.entry_key(text, "fp64", "cpu-ntt" + json.dumps(opts, sort_keys=True))
+            entry = cache.lookup(key) or cache.build(key, lambda d: _compile(text, d))
+            lib = _libs[key_local] = _Library(entry)
+        return lib
+
+
+# =============================================================================
+# Host wrapper
+# =============================================================================
+def available(plan) -> bool:
+    """Whether these kernels can run the plan: an x86 CPU with 8-lane vectors
+    (AVX-512), a CPU tensor, and N >= 64 (both passes need 8 lanes)."""
+    if plan.device.type != "cpu" or plan.log_n < 6:
+        return False
+    return cpu_options("fp64")["lanes"] == LANES
+
+
+def to_limbs52(F, words: torch.Tensor) -> torch.Tensor:
+    """(L32, ...) int32 storage words -> (L52, ...) int64 52-bit limbs of the same
+    integers (a re-cut of the bits; both are Montgomery form with R = 2^(32·L32))."""
+    w = words.to(torch.int64) & 0xFFFFFFFF
+    out = []
+    mask = (1 << 52) - 1
+    for k in range(F.limbs52):
+        lo = 52 * k
+        acc = torch.zeros_like(w[0])
+        for i in range(F.limbs32):
+            s = 32 * i
+            if s + 32 <= lo or s >= lo + 52:
+                continue
+            acc |= (w[i] >> (lo - s)) if s <= lo else (w[i] << (s - lo))
+        out.append(acc & mask)
+    return torch.stack(out).contiguous()
+
+
+def _table52(plan, name, make):
+    from ..ops.ntt import tables
+    T = tables(plan.F, plan.n, plan.device)
+    key = ("limbs52",) + name
+    with T.lock:
+        t = T.derived.get(key)
+    if t is None:
+        t = to_limbs52(plan.F, make().data)
+        with T.lock:
+            T.derived[key] = t
+            # keep only a few scale tables
+            scales = [k for k in T.derived if k[:2] == ("limbs52", "scale")]
+            for k in scales[:-4]:
+                del T.derived[k]
+    return t
+
+
+_scratch = threading.local()
+
+
+def _scratch_for(n_i64: int) -> torch.Tensor:
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.numel() < n_i64 + 8:
+        buf = _scratch.buf = torch.empty(n_i64 + 8, dtype=torch.int64)
+    # 64-byte alignment for the tile rows
+    off = (-buf.data_ptr() // 8) % 8
+    return buf[off:off + n_i64]
+
+
+@functools.lru_cache(maxsize=None)
+def _index_tables(n1: int, n2: int):
+    """rowbase/lanerow for the natural-order row pass, the identity pair for the
+    in-place one, and the column bit reversal."""
+    def rev(x, bits):
+        return int(format(x, f"0{bits}b")[::-1], 2) if bits else 0
+    q = 1 << (n1 - 3)
+    nat_rowbase = torch.tensor([rev(i, n1 - 3) for i in range(q)], dtype=torch.int64)
+    nat_lanerow = torch.tensor([rev(l, 3) << (n1 - 3) for l in range(LANES)], dtype=torch.int64)
+    id_rowbase = torch.arange(q, dtype=torch.int64) * LANES
+    id_lanerow = torch.arange(LANES, dtype=torch.int64)
+    colperm = torch.tensor([rev(c, n2) for c in range(1 << n2)], dtype=torch.int64)
+    return nat_rowbase, nat_lanerow, id_rowbase, id_lanerow, colperm
+
+
+def _scale_arg(plan, which):
+    """(tensor or None, limb stride, mode) for the pre/post scale."""
+    table = plan.pre_table() if which == "pre" else plan.post_table()
+    if table is None:
+        return None, 0, 0
+    if isinstance(table, int):
+        t = _table52(plan, ("const", table), lambda: plan.F.full((1,), table, device=plan.device))
+        return t, t.stride(0), 2
+    key = ("scale", which, plan.coset, plan.bitrev_in, plan.bitrev_out)
+    t = _table52(plan, key, lambda: table)
+    return t, t.stride(0), 1
+
+
+def _tw(plan):
+    from ..ops.ntt import tables
+    return tables(plan.F, plan.n, plan.device).twiddles(plan.inverse)
+
+
+def _twiddles_row(plan, n2: int) -> torch.Tensor:
+    """Stage-major twiddles of the row stages (H < N2) as (L52, N2 - 1) limbs."""
+    return _table52(plan, ("tw_row", plan.inverse, n2), lambda: _tw(plan)[: (1 << n2) - 1])
+
+
+def _twiddles_col(plan, n1: int, n2: int) -> torch.Tensor:
+    """The column stages' twiddles in the order a column tile reads them:
+    (N2/8 groups, N1 - 1 rows h - 1 + k, L52 limbs, 8 lanes) with row
+    h - 1 + k of group g holding w_{2H}^(k·N2 + 8g + lane), H = h·N2."""
+    from ..ops.ntt import tables
+    T = tables(plan.F, plan.n, plan.device)
+    key = ("tw_col", plan.inverse, n1)
+    with T.lock:
+        t = T.derived.get(key)
+    if t is None:
+        words = _tw(plan).data
+        L, N1, N2 = plan.F.limbs, 1 << n1, 1 << n2
+        parts = []
+        h = 1
+        while h < N1:
+            H = h * N2
+            seg = words[:, H - 1:H - 1 + h * N2].reshape(L, h, N2 // LANES, LANES)
+            parts.append(seg.permute(0, 2, 1, 3))
+            h *= 2
+        tiled = torch.cat(parts, dim=2)                      # (L, N2/8, N1-1, 8)
+        t = to_limbs52(plan.F, tiled).permute(1, 2, 0, 3).contiguous()
+        with T.lock:
+            T.derived[key] = t
+    return t
+
+
+_libc = None
+MADV_HUGEPAGE = 14
+HUGE = 1 << 21
+
+
+def _empty_huge(shape, dtype=torch.int32) -> torch.Tensor:
+    """torch.empty, asking the kernel for transparent huge pages before the first
+    touch (the transposed stores of the row pass visit a new 4 KiB page per
+    column otherwise)."""
+    global _libc
+    t = torch.empty(shape, dtype=dtype)
+    nbytes = t.numel() * t.element_size()
+    if nbytes >= 4 * HUGE:
+        try:
+            if _libc is None:
+                _libc = ctypes.CDLL(None, use_errno=True)
+                _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            lo = -(-t.data_ptr() // HUGE) * HUGE
+            hi = (t.data_ptr() + nbytes) // HUGE * HUGE
+            if hi > lo:
+                _libc.madvise(lo, hi - lo, MADV_HUGEPAGE)
+        except (OSError, AttributeError):  # pragma: no cover - not Linux
+            pass
+    return t
+
+
+_workspace = {}
+_workspace_lock = threading.Lock()
+
+
+def _work_buffer(shape) -> torch.Tensor:
+    """A reusable int32 buffer (the natural-order DIF's middle step): no page
+    faults on every call for a fresh allocation."""
+    with _workspace_lock:
+        buf = _workspace.pop(shape, None)
+    return buf if buf is not None else _empty_huge(shape)
+
+
+def _give_back(buf):
+    with _workspace_lock:
+        _workspace.clear()           # keep one: the latest size
+        _workspace[tuple(buf.shape)] = buf
+
+
+def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Run the plan on (L, batch, N) int32 limbs into `out` (allocated if None)."""
+    F, n, log_n = plan.F, plan.n, plan.log_n
+    lib = library(F, cfg.cpu_unroll)
+    n1 = cfg.cpu_rows_log if cfg.cpu_rows_log is not None else log_n // 2
+    n2 = log_n - n1
+    if n1 < 3 or n2 < 3:
+        raise ValueError(f"ntt (cpu): rows 2^{n1} x columns 2^{n2}: both must be at least 2^3")
+    src = data if data.stride(2) == 1 else data.contiguous()
+    B = src.shape[1]
+    if out is None:
+        out = _empty_huge((F.limbs, B, n))
+    elif out.shape != (F.limbs, B, n) or out.dtype != torch.int32 or out.stride(2) != 1:
+        raise ValueError(f"ntt (cpu): out must be int32 of shape {(F.limbs, B, n)} with unit stride in N")
+    tw_col = _twiddles_col(plan, n1, n2)
+    tw_row = _twiddles_row(plan, n2)
+    pre, pre_ls, pre_mode = _scale_arg(plan, "pre")
+    post, post_ls, post_mode = _scale_arg(plan, "post")
+    nat_rb, nat_lr, id_rb, id_lr, colperm = _index_tables(n1, n2)
+    threads = cfg.threads or num_threads()
+
+    def run(pass_name, s, d, pre_arg, post_arg, rowbase, lanerow, nat):
+        is_col = pass_name.startswith("col")
+        tiles = B * (((1 << n2) if is_col else (1 << n1)) // LANES)
+        rows = (1 << n1) if is_col else (1 << n2)
+        tw = tw_col if is_col else tw_row
+        fn = lib.fns[pass_name]
+        p_t, p_ls, p_mode = pre_arg
+        q_t, q_ls, q_mode = post_arg
+
+        def work(t0, t1):
+            scr = _scratch_for(rows * F.limbs52 * LANES)
+            fn(s.data_ptr(), s.stride(0), s.stride(1), d.data_ptr(), d.stride(0), d.stride(1),
+               tw.data_ptr(), tw.stride(0),
+               p_t.data_ptr() if p_t is not None else None, p_ls, p_mode,
+               q_t.data_ptr() if q_t is not None else None, q_ls, q_mode,
+               scr.data_ptr(), rowbase.data_ptr(), lanerow.data_ptr(), colperm.data_ptr(), int(nat),
+               n1, n2, t0, t1)
+
+        k = min(threads, tiles)
+        if k <= 1:
+            work(0, tiles)
+            return
+        step = -(-tiles // k)
+        futs = [_pool(k).submit(work, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)]
+        for f in futs:
+            f.result()
+
+    none = (None, 0, 0)
+    pre_arg, post_arg = (pre, pre_ls, pre_mode), (post, post_ls, post_mode)
+    if not plan.bitrev_in:
+        # DIF: columns (prescaled), then rows; natural order goes through a second buffer
+        if plan.bitrev_out:
+            run("col_dif", src, out, pre_arg, none, id_rb, id_lr, False)
+            run("row_dif", out, out, none, post_arg, id_rb, id_lr, False)
+            return out
+        tmp = _work_buffer(tuple(out.shape))
+        try:
+            run("col_dif", src, tmp, pre_arg, none, id_rb, id_lr, False)
+            run("row_dif", tmp, out, none, post_arg, nat_rb, nat_lr, True)
+        finally:
+            _give_back(tmp)
+        return out
+    # DIT on bit-reversed input: rows (prescaled), then columns -> natural order
+    run("row_dit", src, out, pre_arg, none, id_rb, id_lr, False)
+    if plan.bitrev_out:
+        run("col_dit", out, out, none, none, id_rb, id_lr, False)
+        from ..ops.ntt import apply_scale, bitrev_index
+        out.copy_(out.index_select(2, bitrev_index(n, out.device)))
+        # the post table was made for bit-reversed storage order: apply it there
+        return apply_scale(plan, out, plan.post_table())
+    run("col_dit", out, out, none, post_arg, id_rb, id_lr, False)
+    return out
+
+
+# =============================================================================
+# Reference: the same two-pass schedule on Python ints
+# =============================================================================
+def reference(values: list[int], p: int, omega: int, n1: int, bitrev_out: bool = False) -> list[int]:
+    """DIF of `values` (natural order) as the two passes run it: n1 column
+    stages on the rows x columns view, then the row stages, then (natural
+    order) the store to bit-reversed row/column places."""
+    n = len(values)
+    log_n = n.bit_length() - 1
+    n2 = log_n - n1
+    N1, N2 = 1 << n1, 1 << n2
+    x = list(values)
+
+    def stage(H):
+        w = pow(omega, n // (2 * H), p)
+        for i in range(n):
+            if i % (2 * H) < H:
+                u, v = x[i], x[i + H]
+                x[i], x[i + H] = (u + v) % p, (u - v) * pow(w, i % H, p) % p
+    for s in range(n1):                      # column pass: H = N/2 .. N2
+        stage(n >> (s + 1))
+    for s in range(n2):                      # row pass: H = N2/2 .. 1
+        stage(N2 >> (s + 1))
+    if bitrev_out:
+        return x
+
+    def rev(v, bits):
+        return int(format(v, f"0{bits}b")[::-1], 2) if bits else 0
+    out = [0] * n
+    for r in range(N1):
+        for c in range(N2):
+            out[rev(c, n2) * N1 + rev(r, n1)] = x[r * N2 + c]
+    return out
