@@ -205,7 +205,15 @@ class CoefSection(Sequence):
 
 @dataclass(eq=False)
 class ZKey:
-    """A Groth16 proving key. Points are affine Python-int tuples (None: infinity)."""
+    """A Groth16 proving key. Points are affine Python-int tuples (None: infinity).
+
+    The sections are sequences: ``zkey.A[i]`` decodes one point, ``list(zkey.H)`` all
+    of them; ``zkey.H.raw`` is the section's bytes (a memoryview of the mapped file)
+    and ``zkey.H.words`` an (n, 2·n8q/4) uint32 array over them (G2: 4·n8q/4), the
+    Montgomery-form coordinates x then y, word 0 least significant. ``zkey.coefs``
+    has ``matrix``/``constraint``/``signal`` arrays, ``stored_words`` (c·R^2) and
+    ``values`` (c). A key built in Python may pass plain lists for all of these.
+    """
 
     curve: str
     n_vars: int
