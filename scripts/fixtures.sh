@@ -9,14 +9,16 @@
 #     verification_key.json                      snarkjs zkey export verificationkey
 #     proof.json, public.json                    snarkjs groth16 prove (then verify)
 #
-# Needs only bash, node and npm (python3 is not used here). Idempotent: a step is
+# Needs only bash, node and npm (python3 is not used here). Uses the shared BN254
+# ptau (../shared/ptau/pot12_final.ptau) when present, else makes one. Idempotent: a step is
 # skipped when its output exists; outputs are written under a temporary name and
 # renamed, so an interrupted run never leaves a half-written file that looks done.
 # A fixture directory is rebuilt from scratch when its circuit, input or prime
 # changes (a stamp file holds their hash). Concurrent runs serialise on a lock.
 #
 # Usage: scripts/fixtures.sh [name ...]     (default: every fixture)
-# Environment: ZKT_FIXTURES_BUILD overrides the build directory.
+# Environment: ZKT_FIXTURES_BUILD overrides the build directory, ZKT_PTAU_BN254 the
+# BN254 powers of tau.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,6 +66,14 @@ fi
 SNARKJS=(node "$BUILD/node_modules/snarkjs/build/cli.cjs")
 CIRCOM=(node "$BUILD/node_modules/circom2/cli.js")
 
+# hash_files <file...>: 16 hex digits of the SHA-256 of the files' concatenation (node,
+# so that coreutils' sha256sum is not needed).
+hash_files() {
+    node -e 'const h = require("crypto").createHash("sha256");
+             for (const f of process.argv.slice(1)) h.update(require("fs").readFileSync(f));
+             process.stdout.write(h.digest("hex").slice(0, 16));' "$@"
+}
+
 # run <output> <command...>: unless <output> exists, run a command that writes
 # <dir>/.tmp.<base> (named explicitly in the command), then rename it to <output>.
 run() {
@@ -77,15 +87,19 @@ run() {
     mv -f "$tmp" "$out"
 }
 
-# -- BLS12-381 powers of tau: none is shared, so make a small one and cache it --
-bls_ptau() {
-    local dir="$BUILD/ptau" p="$BLS_PTAU_POWER"
+# -- powers of tau ------------------------------------------------------------------
+# make_ptau <curve> <power>: a small single-contribution ptau, prepared for phase 2 and
+# cached in the build dir. Used for BLS12-381 (none is shared) and for BN254 when the
+# shared one is missing. Test keys only: the entropy is fixed.
+make_ptau() {
+    local curve="$1" p="$2" dir="$BUILD/ptau"
+    local base="$dir/${curve}_pot${p}"
     mkdir -p "$dir"
-    run "$dir/bls12381_pot${p}_0000.ptau" "${SNARKJS[@]}" powersoftau new bls12381 "$p" "$dir/.tmp.bls12381_pot${p}_0000.ptau" >/dev/null
-    run "$dir/bls12381_pot${p}_0001.ptau" "${SNARKJS[@]}" powersoftau contribute "$dir/bls12381_pot${p}_0000.ptau" "$dir/.tmp.bls12381_pot${p}_0001.ptau" \
+    run "${base}_0000.ptau" "${SNARKJS[@]}" powersoftau new "$curve" "$p" "$dir/.tmp.${curve}_pot${p}_0000.ptau" >/dev/null
+    run "${base}_0001.ptau" "${SNARKJS[@]}" powersoftau contribute "${base}_0000.ptau" "$dir/.tmp.${curve}_pot${p}_0001.ptau" \
         --name="zktensor fixtures" -e="zktensor fixed test entropy" >/dev/null
-    run "$dir/bls12381_pot${p}_final.ptau" "${SNARKJS[@]}" powersoftau prepare phase2 "$dir/bls12381_pot${p}_0001.ptau" "$dir/.tmp.bls12381_pot${p}_final.ptau" >/dev/null
-    echo "$dir/bls12381_pot${p}_final.ptau"
+    run "${base}_final.ptau" "${SNARKJS[@]}" powersoftau prepare phase2 "${base}_0001.ptau" "$dir/.tmp.${curve}_pot${p}_final.ptau" >/dev/null
+    echo "${base}_final.ptau"
 }
 
 # -- one fixture -----------------------------------------------------------------
@@ -96,7 +110,7 @@ build_fixture() {
     [ -f "$input" ] || die "$name: missing $input"
 
     local stamp
-    stamp="$(cat "$circom" "$input" | sha256sum | cut -c1-16) $prime snarkjs@$SNARKJS_VERSION circom2@$CIRCOM2_VERSION"
+    stamp="$(hash_files "$circom" "$input") $prime snarkjs@$SNARKJS_VERSION circom2@$CIRCOM2_VERSION"
     if [ -d "$dir" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" != "$stamp" ]; then
         log "$name: sources changed, rebuilding"
         rm -rf "$dir"
@@ -106,8 +120,13 @@ build_fixture() {
 
     local ptau
     case "$prime" in
-        bn128) ptau="$PTAU_BN254"; [ -f "$ptau" ] || die "missing BN254 powers of tau $ptau" ;;
-        bls12381) ptau="$(bls_ptau)" ;;
+        bn128)
+            ptau="$PTAU_BN254"
+            if [ ! -f "$ptau" ]; then
+                log "no shared BN254 powers of tau at $ptau: making one (about a minute)"
+                ptau="$(make_ptau bn128 12)"
+            fi ;;
+        bls12381) ptau="$(make_ptau bls12381 "$BLS_PTAU_POWER")" ;;
         *) die "$name: unsupported prime $prime" ;;
     esac
 
