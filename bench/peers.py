@@ -284,7 +284,8 @@ def build_info(peer: str) -> dict | None:
 
 def _stream(cmd: Sequence[str], *, cwd: Path, env: dict, prefix: str,
             on_line: Callable[[str], None] | None = None, heartbeat_s: float = 30.0,
-            timeout: float | None = None, echo_stdout: bool = True) -> tuple[int, str, str]:
+            timeout: float | None = None, echo_stdout: bool = True,
+            nice: int | None = None) -> tuple[int, str, str]:
     """Run cmd, echo stderr (and optionally stdout) with a prefix as it comes,
     print a heartbeat while silent; return (returncode, stdout, stderr)."""
     t0 = time.monotonic()
@@ -292,7 +293,8 @@ def _stream(cmd: Sequence[str], *, cwd: Path, env: dict, prefix: str,
     out_lines: list[str] = []
     err_lines: list[str] = []
     proc = subprocess.Popen(
-        list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+        list(cmd), cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )
 
     def pump(stream, sink, echo, handler):
@@ -460,6 +462,11 @@ def is_clean(r: PeerResult) -> bool:
     return r.clean > 0 and 8 * r.clean >= r.tried
 
 
+def _quality(r: PeerResult) -> tuple[int, int]:
+    """More clean runs is better; at equal counts, fewer tries (later wins ties)."""
+    return (r.clean or 0, -(r.tried or 0))
+
+
 def run_peer(
     peer: str,
     op: str | None = None,
@@ -469,6 +476,7 @@ def run_peer(
     timeout: float | None = None,
     echo: bool = True,
     wait_quiet_s: float | None = 600.0,
+    nice: int | None = None,
 ) -> list[PeerResult]:
     """Run one peer program and return its parsed rows.
 
@@ -478,7 +486,8 @@ def run_peer(
     are single-threaded whatever it is, and ``msm`` adds a 1-thread BN254 2^16
     row.  Builds first if needed (``build=False``: use the cached binary).
     Waits up to ``wait_quiet_s`` for other processes to go quiet first
-    (:func:`wait_for_quiet`; None: don't wait)."""
+    (:func:`wait_for_quiet`; None: don't wait).  ``nice``: scheduling
+    priority change for the peer process (negative needs privileges)."""
     spec = _spec(peer)
     if op is not None and op not in OPS:
         raise ValueError(f"unknown op {op!r}; known: {OPS}")
@@ -508,6 +517,7 @@ def run_peer(
         on_line=_progress(spec) if echo else None,
         timeout=timeout,
         echo_stdout=False,
+        nice=nice,
     )
     if rc != 0:
         raise PeerError(f"{spec.name} {op or 'all'} exited {rc}:\n{err[-4000:]}")
@@ -524,12 +534,15 @@ def run_plan(
     timeout: float | None = None,
     retries: int = 2,
     wait_quiet_s: float | None = 600.0,
+    nice: int | None = None,
+    on_done: Callable[[list[PeerResult]], None] | None = None,
 ) -> list[PeerResult]:
     """Run every (op, threads) of ``plan`` for every peer, one after another.
 
     When a row had fewer than half its runs undisturbed (:func:`is_clean`),
     the op is run again, up to ``retries`` more times; per row the attempt
-    with the most clean runs is kept."""
+    with the most clean runs is kept.  ``on_done(results_so_far)`` is called
+    after each (op, peer), e.g. to save partial results."""
     peers = list(peers)
     for p in peers:  # build everything before timing anything
         build_peer(p)
@@ -538,9 +551,10 @@ def run_plan(
         for p in peers:
             best: dict[tuple, PeerResult] = {}
             for attempt in range(retries + 1):
-                for r in run_peer(p, op, threads, build=False, timeout=timeout, wait_quiet_s=wait_quiet_s):
+                for r in run_peer(p, op, threads, build=False, timeout=timeout, wait_quiet_s=wait_quiet_s,
+                                  nice=nice):
                     key = (r.op, r.curve, r.size, r.threads)
-                    if key not in best or (r.clean or 0) >= (best[key].clean or 0):
+                    if key not in best or _quality(r) >= _quality(best[key]):
                         best[key] = r
                 dirty = [r for r in best.values() if not is_clean(r)]
                 if not dirty:
@@ -549,17 +563,52 @@ def run_plan(
                     _log(f"[{p}] {op}: {len(dirty)} row(s) mostly disturbed by other processes "
                          f"({', '.join(f'{r.op} {r.size}: {r.clean}/{r.tried}' for r in dirty)}); running again")
             out.extend(best.values())
+            if on_done is not None:
+                on_done(list(out))
     return out
 
 
+def _row_key(row: dict) -> tuple:
+    return (row["system"], row["op"], row["field_or_curve"], int(row["size"]), int(row["threads"]))
+
+
 def save_peer_results(results: Sequence[PeerResult], name: str = "peers", *, notes: str = "",
-                      results_dir: str | os.PathLike | None = None) -> Path:
+                      results_dir: str | os.PathLike | None = None, merge: bool = False,
+                      machine: dict | None = None) -> Path:
     """Write peer results through :func:`bench.common.write_results`, with the
-    machine description, toolchain versions and peer build times."""
-    machine = machine_info()
-    machine["toolchains"] = toolchain_versions()
-    machine["peer_builds"] = {p: build_info(p) for p in PEERS}
-    return write_results(name, [r.to_row() for r in results], machine, results_dir=results_dir, notes=notes)
+    machine description, toolchain versions and peer build times.
+
+    ``merge=True`` keeps the rows of an existing ``<name>.json`` written on the
+    same machine (same :func:`bench.common.machine_key`) that the new results do
+    not replace (same system, op, curve, size, threads); each row records its
+    own measurement date in ``measured``."""
+    from bench.common import default_results_dir, machine_key, read_results
+
+    if machine is None:
+        machine = machine_info()
+        machine["toolchains"] = toolchain_versions()
+        machine["peer_builds"] = {p: build_info(p) for p in PEERS}
+    today = machine.get("date") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    rows = []
+    for r in results:
+        row = r.to_row()
+        row["measured"] = today
+        rows.append(row)
+    if merge:
+        base = Path(results_dir) if results_dir is not None else default_results_dir()
+        gpu = bool((machine.get("gpu") or {}).get("name"))
+        old_path = (base / "gpu" if gpu else base) / f"{name}.json"
+        if old_path.is_file():
+            old = read_results(old_path)
+            if machine_key(old.get("machine") or {}) == machine_key(machine):
+                new_keys = {_row_key(r) for r in rows}
+                kept = [r for r in old["rows"] if _row_key(r) not in new_keys]
+                for r in kept:
+                    r.setdefault("measured", (old.get("machine") or {}).get("date", ""))
+                rows = kept + rows
+            else:
+                _log(f"[peers] {old_path} is from another machine; not merging")
+    return write_results(name, rows, machine, results_dir=results_dir, notes=notes)
 
 
 def peer_rows(results: Iterable[PeerResult]) -> list[dict]:
@@ -579,6 +628,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--timeout", type=float, default=None, help="seconds per peer program run")
     ap.add_argument("--retries", type=int, default=2, help="re-runs of an op whose rows were mostly disturbed")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep rows of an existing results file (same machine) that this run does not replace")
+    ap.add_argument("--nice", type=int, default=None,
+                    help="priority change for the peer processes (e.g. -10; negative needs privileges)")
     ap.add_argument("--wait-quiet", type=float, default=600.0,
                     help="seconds to wait for other processes to go quiet before each run (0: don't)")
     args = ap.parse_args(argv)
@@ -596,15 +649,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = [(op, args.threads) for op in args.op]
     else:
         plan = [(op, args.threads if args.threads else t) for op, t in DEFAULT_PLAN]
+    machine = None
+    if not args.no_save:
+        machine = machine_info()
+        machine["toolchains"] = toolchain_versions()
+        machine["peer_builds"] = {p: build_info(p) for p in PEERS}
+        if args.nice:
+            machine["peer_nice"] = args.nice
+
+    def save(res: list[PeerResult]) -> None:  # after every (op, peer): partial results survive
+        if not args.no_save:
+            path = save_peer_results(res, args.save, merge=args.merge, machine=machine)
+            _log(f"[peers] saved {len(res)} rows to {path}")
+
     results = run_plan(peers, plan, timeout=args.timeout, retries=args.retries,
-                       wait_quiet_s=args.wait_quiet or None)
+                       wait_quiet_s=args.wait_quiet or None, nice=args.nice, on_done=save)
     print("system,op,curve,size,threads,runs,min_ms,median_ms,extra")
     for r in results:
         print(f"{r.system}-{r.version},{r.op},{r.curve},{r.size},{r.threads},{r.runs},"
               f"{r.min_ms:.3f},{r.median_ms:.3f},{r.extra}")
-    if not args.no_save:
-        path = save_peer_results(results, args.save)
-        _log(f"saved {len(results)} rows to {path}")
     return 0
 
 
