@@ -8,7 +8,7 @@ import pytest
 from fixture_support import SMALL
 from zktensor.algebra import field
 from zktensor.algebra.curves import group, in_subgroup, is_on_curve
-from zktensor.groth16.formats import FormatError
+from zktensor.groth16.formats import FormatError, read_zkey
 from zktensor.groth16.formats.json_io import (Proof, VerificationKey, proof_to_json, public_to_json,
                                               read_json, vk_to_json)
 from zktensor.groth16.pairing import g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, pyecc
@@ -144,6 +144,8 @@ def test_no_public_signals():
 def test_accepts_snarkjs_proofs(fx, snarkjs):
     assert verify(fx.vk, fx.public, fx.proof) is True
     assert snarkjs.verify_cli(fx.vk, fx.public, fx.proof) is True
+    # The proving key serves as a verification key too.
+    assert verify(read_zkey(fx.zkey), read_json(fx.public), read_json(fx.proof)) is True
 
 
 def _tampered(fx, others):
