@@ -15,6 +15,12 @@ import pytest
 from fixture_support import BUILD, FIXTURE_NAMES, FIXTURES, ROOT, Fixture, Snarkjs
 
 
+def pytest_configure(config):
+    # Also registered test-wide; repeated here so this suite does not depend on that.
+    config.addinivalue_line(
+        "markers", "snarkjs: needs node/npm and the circom/snarkjs fixtures built by scripts/fixtures.sh")
+
+
 @pytest.fixture(scope="session")
 def fixtures() -> dict[str, Fixture]:
     if not (shutil.which("node") and shutil.which("npm")):
