@@ -83,11 +83,13 @@ def mlir():
 
 
 def context():
-    """A fresh MLIR context with the `field` dialect loaded and verified."""
+    """A fresh MLIR context with the `field` and `ec` dialects loaded and verified."""
     ir, _, _, irdl = mlir()
     ctx = ir.Context()
     with ctx:
         irdl.load_dialects(ir.Module.parse(FIELD_IRDL))
+        from .ec import EC_IRDL  # the `ec` dialect (points over this field), see ir/ec.py
+        irdl.load_dialects(ir.Module.parse(EC_IRDL))
     return ctx
 
 

@@ -1,5 +1,6 @@
 """The compiler pipeline: a traced field program to Triton source or a CPU shared object.
 
+    ec-to-field      `ec` (EcProgram, points)   -> field Program over Fq  (ec programs only)
     trace            Program (Python)           -> `field` dialect (@main)
     canonicalize     `field`                    -> `field` (rewrite rules, CSE, DCE)
     fuse-elementwise `field`                    -> `field` (@kernel_N + @main calling them)
@@ -30,6 +31,7 @@ def _show(stage: str, text: str) -> None:
 
 def compile_program(prog: Program, strategy: str, target: str, out_dir: str) -> dict:
     """Run every pass; write the artifact into out_dir; return the launch plan."""
+    prog = lower_ec(prog)  # an `ec` program enters through ec-to-field; a field Program as it is
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
     if target not in TARGETS:
@@ -79,3 +81,15 @@ def _launch_plan(funcs) -> dict:
 
 def _vid(v):
     return [v, None] if isinstance(v, int) else [v[0], v[1]]
+
+
+def lower_ec(prog):
+    """ec-to-field: an `EcProgram` (zktensor.ir.ec) becomes the field Program that the
+    passes above take; anything else is returned as it is."""
+    from ..ir.ec import EcProgram
+    if not isinstance(prog, EcProgram):
+        return prog
+    from . import ec_to_field
+    module = dialects.parse(prog.to_mlir(), dialects.context())
+    _show("trace (ec)", str(module))
+    return ec_to_field.run(module)

@@ -1,0 +1,50 @@
+"""Host side of compiled `ec` programs: trace once, compile through the pipeline, run.
+
+An ec program (`zktensor.ir.ec`) is traced once per (group, key) and compiled
+by the same pipeline as field programs (`zktensor.passes.compile_program`
+starts it with ec-to-field), cached on disk by the program's text. Its
+kernels take and return base-field limb tensors, one per Fq *component*: a
+value of kind `xyzz` over G2 is 8 tensors (X.c0, X.c1, Y.c0, ..., ZZZ.c1), a
+`coord` over G2 is 2, an `fq` value 1 (see `n_components`). Each tensor is
+(L, *batch) int32 in Montgomery form, any strides (views into point-major or
+limb-major storage both work), with `out=` views written in place.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..config import choose
+from ..ir import ec as ec_ir
+from .elementwise import get_program
+
+_traced: dict = {}
+
+
+def program(G, key, kinds, fn) -> ec_ir.EcProgram:
+    """The traced program for (group, key); `fn` is only called on the first request."""
+    k = (G.name, key, tuple(kinds))
+    prog = _traced.get(k)
+    if prog is None:
+        prog = _traced[k] = ec_ir.trace(fn, G, kinds)
+    return prog
+
+
+def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=None):
+    strategy, target = choose(device_type, strategy, target)
+    return get_program(program(G, key, kinds, fn), strategy, target)
+
+
+def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list[torch.Tensor]:
+    """Run the program over flat component tensors; returns the flat output components."""
+    prog = program(G, key, kinds, fn)
+    want = sum(ec_ir.n_components(G, k) for k in prog.input_kinds)
+    if len(inputs) != want:
+        raise TypeError(f"ec program {key!r} takes {want} component tensors, got {len(inputs)}")
+    device_type = inputs[0].device.type
+    strategy, target = choose(device_type, strategy, target)
+    return get_program(prog, strategy, target)(*inputs, out=out)
+
+
+def output_sizes(G, key, kinds, fn) -> list[int]:
+    prog = program(G, key, kinds, fn)
+    return [ec_ir.n_components(G, k) for k in prog.output_kinds()]

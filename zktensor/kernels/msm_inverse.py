@@ -1,0 +1,74 @@
+"""Batch inversion as a tree of compiled products (Montgomery's trick, blocked).
+
+For m values a (an Fq limb tensor (L, m), any strides, no zeros) the inverses
+come from one field inversion and about 3 products per value:
+
+    up:   blocks of B values -> prefix products p_1..p_{B-1} (p_{B-1} the
+          block product), recursively over the block products;
+    top:  at most B values inverted by Fermat (x^(p-2));
+    down: from t = 1/p_{B-1}: 1/a_{B-1} = t·p_{B-2}, t <- t·a_{B-1}, ...
+
+Block i is the values {i, q + i, 2q + i, ...} (q = m / B), so member j of every
+block is the contiguous view a[:, j·q:(j+1)·q] (unit strides, which the CPU
+target's vector loops need). Each level is one launch of a traced program over
+those views, so the whole inversion is 2·log_B(m) launches with no copies
+when m is a multiple of B (else one padded copy with ones). `zktensor.ops.elementwise.batch_inverse` does the
+same job with O(sqrt m) launches; the MSM's batch-affine levels need the
+fewer launches of this tree.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..ops.elementwise import power, run_program
+from ..tensor import FieldTensor
+
+
+def _up(B):
+    def f(*a):
+        out, acc = [], a[0]
+        for x in a[1:]:
+            acc = acc * x
+            out.append(acc)
+        return tuple(out)           # p_1 .. p_{B-1}
+    return f
+
+
+def _down_with_a0(B):
+    # inputs: t, a_0..a_{B-1}, p_1..p_{B-2}
+    def f(t, *rest):
+        a = rest[:B]
+        p = (a[0],) + rest[B:]
+        inv = [None] * B
+        for j in range(B - 1, 0, -1):
+            inv[j] = t * p[j - 1]
+            t = t * a[j]
+        inv[0] = t
+        return tuple(inv)
+    return f
+
+
+def batch_inverse(F, a: torch.Tensor, block: int = 8, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Inverses of the m values of the limb tensor a (L, m) (none may be zero)."""
+    L, m = a.shape
+    if out is None:
+        out = torch.empty((L, m), dtype=torch.int32, device=a.device)
+    if m == 0:
+        return out
+    if m <= block:
+        out.copy_(power(FieldTensor(F, a.contiguous()), F.p - 2).data)
+        return out
+    B = block
+    q = -(-m // B)
+    if q * B != m:
+        pad = F.ones((q * B,), device=a.device).data
+        pad[:, :m] = a
+        res = batch_inverse(F, pad, block)
+        out.copy_(res[:, :m])
+        return out
+    views = [a[:, j * q:(j + 1) * q] for j in range(B)]
+    prefixes = run_program(F, ("inv_up", B), B, _up(B), views)
+    t = batch_inverse(F, prefixes[-1], block)
+    run_program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B),
+                [t] + views + list(prefixes[:-1]), out=[out[:, j * q:(j + 1) * q] for j in range(B)])
+    return out
