@@ -288,6 +288,7 @@ def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bo
     import matplotlib.pyplot as plt
 
     group = rows[0]["_group"]
+    _color_state.clear()  # same colours for the same systems in every plot
     series: "OrderedDict[str, list[dict]]" = OrderedDict()
     for r in rows:
         series.setdefault(_series_label(r, show_machine), []).append(r)
@@ -401,6 +402,16 @@ def generate_report(
             f"{', '.join(info['files'])} | {str(m.get('date', ''))[:10]} | {commit or '—'} |"
         )
     L.append("")
+    noted = [(Path(d["path"]), d.get("notes")) for d in docs if d.get("notes")]
+    if noted:
+        L += ["Notes:", ""]
+        for path, note in noted:
+            try:
+                rel = path.relative_to(base)
+            except ValueError:
+                rel = path
+            L.append(f"- `{rel}`: {_md_escape(note)}")
+        L.append("")
     if not rows:
         L += ["No results yet.", ""]
 
