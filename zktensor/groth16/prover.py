@@ -1,0 +1,303 @@
+"""The Groth16 prover over snarkjs proving keys: a graph of POLY and MSM nodes.
+
+    prover = zt.groth16.Prover("circuit.zkey", r1cs="circuit.r1cs")   # key loaded once, resident
+    proof, public = prover.prove("witness.wtns")                      # as many witnesses as you like
+    prover.prove_to_files("w.wtns", "proof.json", "public.json", profile=True)
+    print(prover.last_run.table())                                    # time and memory per node
+
+The graph (``Prover.graph()``; names as in the profile; * = critical path):
+
+    w_std ─┬─ check (the .r1cs, when given; runs first) ──────────────────────────────┐
+           ├─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┤
+           ├─ Bw* ─┘   (POLY, then the H-MSM: the critical path)                       │
+           └─ scalars ─┬─ msm_a  (G1) ─┬─ blind_ab: s·A + r·B1                      ├─ assemble*
+                       ├─ msm_b1 (G1) ─┘                                              │
+                       ├─ msm_b2 (G2)            the witness MSMs, beside POLY        │
+                       └─ msm_c  (G1, private wires)                                  │
+    blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
+
+``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
+three evaluations go through one batched inverse NTT and one batched coset NTT
+(``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division
+by Z); ``msm_h`` takes p against the H points. The MSM bases are prepared once,
+when the Prover is made, and stay on its device.
+
+The blinding follows snarkjs's ``groth16_prove.js``, with r, s drawn from
+``secrets`` (a CSPRNG) for every proof:
+
+    pi_a = alpha_1 + Σ w_i·A_i + r·delta_1
+    pi_b = beta_2 + Σ w_i·B2_i + s·delta_2
+    b1   = beta_1 + Σ w_i·B1_i + s·delta_1
+    pi_c = Σ_private w_i·C_i + Σ p_j·H_j + s·pi_a + r·b1 − r·s·delta_1
+
+pi_c is computed expanded, C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1 + r·s·delta_1),
+so the terms that need no MSM (node ``blinding``) run at the start beside everything
+else, and only s·A + r·B1 waits for the witness MSMs.
+
+Witness safety: the witness must be over the key's field, have nVars values and
+w[0] = 1; with a ``.r1cs`` (``r1cs=``) it is checked against every constraint
+and refused with the index of the first failing one (``WitnessError``), and no
+proof is returned. The zkey alone cannot name a failing constraint (it holds no
+C matrix); ``verify=True`` then checks the finished proof with the pairing
+verifier and refuses a bad witness without an index.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..ops.elementwise import to_mont
+from ..ops.msm import MSMConfig, msm, msm_prepare
+from ..ops.ntt import intt, ntt
+from ..points import PointTensor, cat as cat_points, group
+from ..tensor import FieldTensor, field, stack
+from .formats import FormatError, read_r1cs, read_wtns, read_zkey
+from .formats.consistency import check_r1cs_for_zkey, check_witness_for_zkey
+from .formats.json_io import Proof, write_proof, write_public
+from .formats.wtns import Wtns
+from .formats.zkey import ZKey
+from .fixed_base import FixedBase
+from .graph import Graph, RunResult
+from .r1cs_to_qap import R1CSCheck, WitnessError, coset_shift, join_abc, words_to_limbs, zkey_matrices
+
+PATH = (str, bytes, os.PathLike)
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@dataclass
+class _Bases:
+    """One MSM's resident bases (prepared), or None for an empty section."""
+    name: str
+    n: int
+    prepared: object | None
+
+
+class Prover:
+    """A proving key loaded once and kept resident; ``prove`` takes witnesses.
+
+    zkey: a path or a ZKey. r1cs: a path or an R1CS for the witness check (optional,
+    see the module docstring). device: where keys and work live (default: CUDA if
+    present). msm_config: MSMConfig for the MSMs (window, chunks, ...; default: the
+    cost model, one checkpoint, i.e. no GZKP weighted copies). workers: scheduler
+    threads (default: one per lane on a GPU, the CPU count (at most 4) on a CPU).
+    """
+
+    def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
+                 workers: int | None = None, verbose: bool = False):
+        t0 = time.perf_counter()
+        self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
+        z = self.zkey
+        self.path = z.path
+        self.curve = z.curve
+        self.device = torch.device(device) if device is not None else default_device()
+        self.F = field(f"{z.curve}.fr")
+        self.G1 = group(f"{z.curve}.g1")
+        self.G2 = group(f"{z.curve}.g2")
+        self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
+        self.workers = workers
+        self.msm_config = msm_config or MSMConfig()
+        self.shift = coset_shift(self.F, z.domain_size)
+        self.load_times: dict[str, float] = {}
+
+        def timed(name, f):
+            t = time.perf_counter()
+            v = f()
+            self.load_times[name] = time.perf_counter() - t
+            if verbose:
+                print(f"  load {name}: {1e3 * self.load_times[name]:.1f} ms")
+            return v
+
+        self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
+        self.bases = {}
+        for name, sec, G in (("A", z.A, self.G1), ("B1", z.B1, self.G1), ("B2", z.B2, self.G2),
+                             ("C", z.C, self.G1), ("H", z.H, self.G1)):
+            self.bases[name] = timed(f"bases_{name}", lambda sec=sec, G=G, name=name: self._prepare(name, sec, G))
+        d = self.device
+        self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
+        self.beta_1 = self.G1.tensor(z.beta_1, device=d)
+        self.delta_1 = self.G1.tensor(z.delta_1, device=d)
+        self.beta_2 = self.G2.tensor(z.beta_2, device=d)
+        self.delta_2 = self.G2.tensor(z.delta_2, device=d)
+        # fixed-base tables for the blinding terms (r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2)
+        self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
+            [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
+        self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
+        self.r1cs_check = None
+        if r1cs is not None:
+            self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
+        self.load_s = time.perf_counter() - t0
+        self.last_run: RunResult | None = None
+
+    # -- loading ---------------------------------------------------------------------
+    def _prepare(self, name, sec, G) -> _Bases:
+        n = len(sec)
+        if n == 0:
+            return _Bases(name, 0, None)
+        try:
+            P = G.from_bytes(sec.raw, device=self.device, check=True)
+        except ValueError as e:
+            raise FormatError(f"{self.path}: {sec.name}: {e}") from None
+        # one checkpoint: the plain table (bases and negations), no GZKP weighted copies
+        cfg = self.msm_config
+        checkpoint = cfg.checkpoint or 1 << 10
+        return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
+
+    def _load_r1cs(self, r1cs):
+        from .formats.r1cs import R1CS
+        rc = read_r1cs(r1cs) if isinstance(r1cs, PATH) else r1cs
+        if not isinstance(rc, R1CS):
+            raise TypeError("r1cs must be a path or an R1CS")
+        check_r1cs_for_zkey(self.zkey, rc)
+        return R1CSCheck(rc, self.device)
+
+    def memory_bytes(self) -> int:
+        """Bytes of the resident key material (MSM tables and coefficients)."""
+        n = sum(b.prepared.memory_bytes() for b in self.bases.values() if b.prepared is not None)
+        for M in (self.A_mat, self.B_mat):
+            n += M.coef.numel() * 4 + M.cols.numel() * 8
+        return n
+
+    # -- witnesses -------------------------------------------------------------------
+    def witness_words(self, witness) -> tuple[np.ndarray, str]:
+        """(n_vars, L) standard-form uint32 words of a witness given as a path, a Wtns,
+        or a sequence of ints; checked against the key (field, length, w[0] = 1)."""
+        r, L = self.F.p, self.F.limbs
+        if isinstance(witness, PATH):
+            witness = read_wtns(witness)
+        if isinstance(witness, Wtns):
+            check_witness_for_zkey(self.zkey, witness)
+            words, where = np.asarray(witness.words), witness.path
+            if witness.n8 != 4 * L:
+                raise FormatError(f"{witness.path}: {witness.n8}-byte values, expected {4 * L}")
+        else:
+            vals = list(witness)
+            if len(vals) != self.n_vars:
+                raise WitnessError(f"the witness has {len(vals)} values, the key's circuit {self.n_vars} wires")
+            for i, v in enumerate(vals):
+                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < r:
+                    raise WitnessError(f"witness value {i} is not an integer in [0, r)")
+            raw = b"".join(int(v).to_bytes(4 * L, "little") for v in vals)
+            words, where = np.frombuffer(raw, dtype="<u4").reshape(-1, L), "witness"
+        one = np.zeros(L, dtype=np.uint32)
+        one[0] = 1
+        if not np.array_equal(words[0], one):
+            raise WitnessError(f"{where}: w[0] must be 1 (the constant wire), got "
+                               f"{int.from_bytes(words[0].astype('<u4').tobytes(), 'little')}")
+        return words, where
+
+    # -- the graph -------------------------------------------------------------------
+    def graph(self, check: bool = True, where: str = "witness") -> Graph:
+        """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs."""
+        F, g = self.F, Graph("groth16_prove")
+        B = self.bases
+        npub = self.n_public
+        P = dict(lane="poly", critical=True, kind="poly")
+        g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
+        g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
+        g.add("Cw", lambda a, b: a * b, ["Aw", "Bw"], **P)
+        g.add("intt_abc", lambda a, b, c: intt(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
+        g.add("coset_ntt_abc", lambda x: ntt(x, coset=self.shift), ["intt_abc"], **P)
+        g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
+        g.add("msm_h", lambda p: self._msm(B["H"], p, self.G1), ["join_abc"], lane="poly", critical=True,
+              kind="msm")
+        g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
+        g.add("msm_a", lambda s: self._msm(B["A"], s, self.G1), ["scalars"], lane="g1", kind="msm")
+        g.add("msm_b1", lambda s: self._msm(B["B1"], s, self.G1), ["scalars"], lane="g1", kind="msm")
+        g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm")
+        g.add("msm_c", lambda s: self._msm(B["C"], s[npub + 1:], self.G1), ["scalars"], lane="g1", kind="msm")
+        g.add("blinding", self._blinding, [], lane="blind", kind="msm")
+        g.add("blind_ab", self._blind_ab, ["msm_a", "msm_b1", "blinding"], lane="g1", kind="msm")
+        ins = ["msm_a", "msm_b2", "msm_c", "msm_h", "blind_ab", "blinding"]
+        if check and self.r1cs_check is not None:
+            g.add("check", lambda w: self.r1cs_check.check(w, where), ["w_std"], lane="check",
+                  kind="check", priority=10)
+            ins.append("check")
+        g.add("assemble", lambda *v: self._assemble(*v[:6]), ins, lane="poly", critical=True, kind="msm")
+        return g
+
+    def _msm(self, bases: _Bases, scalars: FieldTensor, G) -> PointTensor:
+        if bases.prepared is None:
+            return G.identity(device=self.device)
+        return msm(scalars.contiguous(), bases.prepared, config=self.msm_config)
+
+    def _blinding(self) -> dict:
+        """r, s from the CSPRNG and the blinding terms that need no MSM result:
+        r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 (G1) and s·delta_2 (G2)."""
+        q = self.F.p
+        r = secrets.randbelow(q - 1) + 1
+        s = secrets.randbelow(q - 1) + 1
+        g1 = self.fixed_1.combine([[r, 0, 0], [r * s % q, s, r]])
+        return {"r": r, "s": s, "r_delta_1": g1[0], "c_fixed": g1[1], "s_delta_2": self.fixed_2(s)}
+
+    def _blind_ab(self, A, B1, bl) -> PointTensor:
+        """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs."""
+        t = cat_points([A.reshape(1), B1.reshape(1)]) * [bl["s"], bl["r"]]
+        return t[0] + t[1]
+
+    def _assemble(self, A, B2, C, H, ab, bl):
+        """snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1
+        and b1 = B1 + beta_1 + s·delta_1, expanded: C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1
+        + r·s·delta_1)."""
+        pi_a = A + self.alpha_1 + bl["r_delta_1"]
+        pi_b = B2 + self.beta_2 + bl["s_delta_2"]
+        pi_c = C + H + ab + bl["c_fixed"]
+        return pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()
+
+    # -- proving ---------------------------------------------------------------------
+    def prove(self, witness, *, check: bool = True, verify: bool = False, profile: bool = False,
+              workers: int | None = None) -> tuple[Proof, list[int]]:
+        """A proof and the public signals for one witness (a .wtns path, a Wtns or ints).
+
+        check: test the witness against the .r1cs given to the Prover (if any).
+        verify: check the finished proof with the pairing verifier (slow: ~seconds in
+        Python) and refuse it if it does not verify. profile: record per-node time and
+        memory in ``self.last_run``."""
+        words, where = self.witness_words(witness)
+        w_std = words_to_limbs(words, self.device)
+        g = self.graph(check=check, where=where)
+        run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
+                    device=self.device, profile=profile, keep=["assemble"])
+        self.last_run = run
+        pi_a, pi_b, pi_c = run.values["assemble"]
+        proof = Proof(self.curve, pi_a, pi_b, pi_c)
+        public = [int.from_bytes(words[i].astype("<u4").tobytes(), "little") for i in range(1, self.n_public + 1)]
+        if verify and not self.verify(proof, public):
+            raise WitnessError(f"{where}: the proof does not verify, so the witness does not satisfy "
+                               "the circuit (give the .r1cs to name the failing constraint)")
+        return proof, public
+
+    def _default_workers(self, g: Graph) -> int:
+        lanes = len({n.lane for n in g.nodes.values()})
+        if self.device.type == "cuda":
+            return lanes
+        return max(1, min(lanes, os.cpu_count() or 1, 4))
+
+    def verify(self, proof: Proof, public) -> bool:
+        from .verifier import verify
+        return verify(self.zkey, public, proof)
+
+    def prove_to_files(self, witness, proof_path, public_path, **kw) -> tuple[Proof, list[int]]:
+        """Prove and write proof.json and public.json as snarkjs does (each atomically;
+        nothing is written when proving fails)."""
+        proof, public = self.prove(witness, **kw)
+        write_proof(proof_path, proof)
+        write_public(public_path, public)
+        return proof, public
+
+
+def prove(zkey, witness, **kw) -> tuple[Proof, list[int]]:
+    """One-shot: load the key, prove one witness."""
+    r1cs = kw.pop("r1cs", None)
+    device = kw.pop("device", None)
+    return Prover(zkey, r1cs=r1cs, device=device).prove(witness, **kw)
+
+
+__all__ = ["Prover", "prove", "WitnessError", "default_device"]

@@ -1,0 +1,269 @@
+"""From a witness to the QAP: sparse A·w, B·w, C·w, the witness check, and snarkjs's H scalars.
+
+All field arithmetic here runs through compiled tensor programs (FieldTensor
+operations, ``zt.ntt``/``zt.intt``); numpy only computes index plans once per
+matrix, when a key or constraint system is loaded.
+
+Sparse matrix × witness (``SparseFr``). A matrix is its entries (row, col,
+coefficient). A product is one gather of w at the entries' columns, one
+elementwise multiplication by the coefficients, then a *segmented sum* of the
+products by row: the entries are sorted by row once (``SegmentPlan``) and
+summed by a tree of elementwise additions, each level adding neighbouring pairs
+inside every segment (a segment of k entries needs ceil(log2 k) levels; the
+levels together do one addition per entry). Coefficients are kept as
+snarkjs keeps them in a ``.zkey``, c·R² mod r (the Montgomery form of c·R), and
+multiplied by the *standard-form* witness words read as if they were Montgomery
+data (w·R⁻¹): the Montgomery product is then c·w in Montgomery form, with no
+conversion of the witness at all (snarkjs's ``qap_buildABC`` does the same).
+
+snarkjs's POLY stage (``groth16_prove.js``), followed exactly:
+
+1. a = A·w, b = B·w over the domain of N = zkey.domainSize points, from the zkey's
+   coefficient section (the circuit's A and B plus one A row per public input,
+   A[nConstraints + i][i] = 1); c = a ∘ b. The key holds no C: snarkjs takes
+   c·w = a·w ∘ b·w, which is true exactly when the witness satisfies the circuit.
+2. For each of a, b, c: inverse NTT on the N-th roots of unity, then the forward
+   NTT on the coset g·<ω_N> with g = ω_2N, the primitive 2N-th root of unity of
+   ffjavascript's convention (``Fr.w[power+1]``): evaluations on the odd powers of
+   ω_2N. (snarkjs uses ``Fr.shift`` instead when N = 2^s, the field's largest
+   power-of-two domain; zktensor refuses that size.)
+3. p = a·b − c on that coset, with no division by Z. p = A(x)B(x) − C(x) has degree
+   < 2N and vanishes on the N-th roots (there c = a·b by construction), so
+   p(τ) = Σ_i p(ω_2N^(2i+1))·L_(2i+1)(τ) with the Lagrange basis of the 2N-th roots,
+   and the zkey's H points are H_i = L_(2i+1)(τ)/δ·G1: the H-MSM gives
+   p(τ)/δ = h(τ)·Z(τ)/δ, the term the Groth16 proof needs. (Z = x^N − 1 is the
+   constant −2 on this coset; dividing p by it and doubling the H points would
+   give the same sum.)
+
+Witness check. The zkey alone cannot tell a bad witness from a good one (it
+has no C, and snarkjs's c := a ∘ b makes step 3 consistent for any w): a
+witness that violates a constraint only shows up as a proof that fails
+verification. So the check that names the first failing constraint needs the
+circuit's ``.r1cs``: ``R1CSCheck`` evaluates A·w, B·w, C·w of the constraint
+system with the same tensor programs and returns the first i with
+(A·w)_i·(B·w)_i ≠ (C·w)_i. Without a ``.r1cs`` the prover can verify its own proof
+instead (``Prover.prove(verify=True)``), which catches a bad witness without
+telling which constraint failed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..ops.elementwise import run_program, to_mont
+from ..ops.ntt import intt, ntt
+from ..tensor import FieldSpace, FieldTensor, field
+
+_ADD = lambda a, b: a + b          # noqa: E731
+_MUL = lambda a, b: a * b          # noqa: E731
+_JOIN = lambda a, b, c: a * b - c  # noqa: E731
+
+
+class WitnessError(ValueError):
+    """A witness that does not satisfy the constraint system (or is malformed)."""
+
+    def __init__(self, message: str, constraint: int | None = None):
+        super().__init__(message)
+        self.constraint = constraint
+
+
+# -- segmented sums ------------------------------------------------------------------
+
+
+@dataclass
+class _Level:
+    left: torch.Tensor    # positions (in the level's input) of the pairs' first elements
+    right: torch.Tensor   # ... and second elements
+    carry: torch.Tensor   # positions of the unpaired last elements of odd segments
+    pair_out: torch.Tensor
+    carry_out: torch.Tensor
+    size: int             # elements after this level
+
+
+class SegmentPlan:
+    """How to sum m values by a segment key (0 <= key < n_segments) with a tree of
+    elementwise additions. Built once (numpy), applied to any (L, m) limb data."""
+
+    def __init__(self, keys: np.ndarray, n_segments: int, device=None):
+        keys = np.asarray(keys, dtype=np.int64)
+        self.m = int(keys.shape[0])
+        self.n_segments = int(n_segments)
+        order = np.argsort(keys, kind="stable")
+        sk = keys[order]
+        seg_ids, counts = np.unique(sk, return_counts=True)
+        self.order = torch.from_numpy(order).to(device)
+        self.segments = torch.from_numpy(seg_ids.astype(np.int64)).to(device)  # non-empty segments
+        self.max_len = int(counts.max()) if counts.size else 0
+        self.levels: list[_Level] = []
+        lens = counts.astype(np.int64)
+        while lens.size and lens.max() > 1:
+            starts = np.cumsum(lens) - lens
+            pairs = lens // 2
+            new_lens = pairs + (lens & 1)
+            new_starts = np.cumsum(new_lens) - new_lens
+            seg_of_pair = np.repeat(np.arange(len(lens)), pairs)
+            k = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(np.cumsum(pairs) - pairs, pairs)
+            left = starts[seg_of_pair] + 2 * k
+            pair_out = new_starts[seg_of_pair] + k
+            odd = np.flatnonzero(lens & 1)
+            carry = starts[odd] + lens[odd] - 1
+            carry_out = new_starts[odd] + new_lens[odd] - 1
+            t = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)  # noqa: E731
+            self.levels.append(_Level(t(left), t(left + 1), t(carry), t(pair_out), t(carry_out),
+                                      int(new_lens.sum())))
+            lens = new_lens
+
+    def to(self, device) -> "SegmentPlan":
+        new = object.__new__(SegmentPlan)
+        new.__dict__.update(self.__dict__)
+        new.order, new.segments = self.order.to(device), self.segments.to(device)
+        new.levels = [_Level(*(getattr(lv, f).to(device) for f in ("left", "right", "carry", "pair_out",
+                                                                    "carry_out")), lv.size)
+                      for lv in self.levels]
+        return new
+
+    def sum(self, F: FieldSpace, values: torch.Tensor) -> torch.Tensor:
+        """(L, m) Montgomery data in entry order -> (L, n_segments) sums (zero where empty)."""
+        L = values.shape[0]
+        x = values.index_select(1, self.order)
+        for lv in self.levels:
+            y = torch.empty((L, lv.size), dtype=torch.int32, device=x.device)
+            if lv.left.numel():
+                (s,) = run_program(F, "qap_add", 2, _ADD,
+                                   [x.index_select(1, lv.left), x.index_select(1, lv.right)])
+                y[:, lv.pair_out] = s
+            if lv.carry.numel():
+                y[:, lv.carry_out] = x.index_select(1, lv.carry)
+            x = y
+        out = torch.zeros((L, self.n_segments), dtype=torch.int32, device=x.device)
+        if self.segments.numel():
+            out[:, self.segments] = x
+        return out
+
+
+class SparseFr:
+    """A sparse matrix over the scalar field, for products with a witness.
+
+    ``coef`` holds c·R² mod r as Montgomery data (L, nnz): multiplied by standard-form
+    witness words it gives c·w in Montgomery form (see the module docstring)."""
+
+    def __init__(self, F: FieldSpace, rows: np.ndarray, cols: np.ndarray, coef: torch.Tensor,
+                 n_rows: int, device=None):
+        self.F = F
+        self.n_rows = int(n_rows)
+        self.nnz = int(len(rows))
+        self.cols = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(device)
+        self.coef = coef.to(device) if device is not None else coef
+        self.plan = SegmentPlan(rows, n_rows, device)
+
+    def to(self, device) -> "SparseFr":
+        new = object.__new__(SparseFr)
+        new.__dict__.update(self.__dict__)
+        new.cols, new.coef, new.plan = self.cols.to(device), self.coef.to(device), self.plan.to(device)
+        return new
+
+    def matvec(self, w_std: torch.Tensor) -> FieldTensor:
+        """M·w as a FieldTensor (n_rows,), from standard-form witness words (L, n_wires)."""
+        F = self.F
+        if self.nnz == 0:
+            return F.zeros((self.n_rows,), device=w_std.device)
+        (prod,) = run_program(F, "qap_mul", 2, _MUL, [self.coef, w_std.index_select(1, self.cols)])
+        return FieldTensor(F, self.plan.sum(F, prod))
+
+
+def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:
+    """(n, L) little-endian uint32 words (a file's layout) -> (L, n) int32 limb-major data."""
+    w = np.array(np.asarray(words, dtype="<u4").T, order="C", copy=True)
+    t = torch.from_numpy(w.view(np.int32))
+    return t.to(device) if device is not None else t
+
+
+def r2_form(F: FieldSpace, std_words: np.ndarray, device=None) -> torch.Tensor:
+    """c·R² mod p as limb data from standard-form words (n, L): to_mont applied twice."""
+    t = words_to_limbs(std_words, device)
+    if t.shape[1] == 0:
+        return t
+    return to_mont(F, to_mont(F, t))
+
+
+# -- the zkey's side: A·w, B·w ----------------------------------------------------------
+
+
+def zkey_matrices(zkey, device=None) -> tuple[SparseFr, SparseFr]:
+    """A and B (domainSize rows) from the zkey's coefficient section, as stored."""
+    F = field(f"{zkey.curve}.fr")
+    cs = zkey.coefs
+    matrix = np.asarray(cs.matrix)
+    out = []
+    for m in (0, 1):
+        sel = np.flatnonzero(matrix == m)
+        words = np.asarray(cs.stored_words)[sel]
+        coef = words_to_limbs(words, device)          # c·R² as stored: no conversion
+        out.append(SparseFr(F, np.asarray(cs.constraint)[sel], np.asarray(cs.signal)[sel], coef,
+                            zkey.domain_size, device))
+    return out[0], out[1]
+
+
+def coset_shift(F: FieldSpace, domain_size: int) -> int:
+    """snarkjs's ``inc``: ω_2N, the primitive 2N-th root of unity (ffjavascript's Fr.w[power+1])."""
+    power = domain_size.bit_length() - 1
+    if power >= F.two_adicity:
+        raise ValueError(f"domain of 2^{power} points: snarkjs's prover switches to a different "
+                         f"coset (Fr.shift) at the field's largest domain 2^{F.two_adicity}; "
+                         f"zktensor supports domains up to 2^{F.two_adicity - 1}")
+    return F.root_of_unity(2 * domain_size)
+
+
+def h_scalars(abc: FieldTensor, shift: int) -> FieldTensor:
+    """(3, N) evaluations of a, b, c on the domain -> p = a·b − c on the coset shift·<ω_N>
+    (intt, coset ntt, join), the H-MSM's scalars. Unfused reference of the graph's nodes."""
+    coeffs = intt(abc)
+    ev = ntt(coeffs, coset=shift)
+    return join_abc(ev)
+
+
+def join_abc(ev: FieldTensor) -> FieldTensor:
+    """a·b − c elementwise over a (3, N) tensor (one compiled program)."""
+    F = ev.F
+    (p,) = run_program(F, "qap_join_abc", 3, _JOIN, [ev.data[:, 0], ev.data[:, 1], ev.data[:, 2]])
+    return FieldTensor(F, p)
+
+
+# -- the r1cs side: the witness check ---------------------------------------------------------
+
+
+class R1CSCheck:
+    """A, B, C of a ``.r1cs`` as tensors, to check witnesses against (once per circuit)."""
+
+    def __init__(self, r1cs, device=None):
+        self.r1cs = r1cs
+        self.path = r1cs.path
+        self.F = F = field(f"{r1cs.curve}.fr")
+        self.n_constraints = r1cs.n_constraints
+        self.n_wires = r1cs.n_wires
+        self.mats = [SparseFr(F, M.rows, M.cols, r2_form(F, M.coeff_words, device), r1cs.n_constraints,
+                              device) for M in (r1cs.A, r1cs.B, r1cs.C)]
+
+    def first_unsatisfied(self, w_std: torch.Tensor) -> int | None:
+        """The first constraint i with (A·w)_i·(B·w)_i ≠ (C·w)_i, or None (w: (L, n_wires)
+        standard-form words)."""
+        if self.n_constraints == 0:
+            return None
+        a, b, c = (M.matvec(w_std) for M in self.mats)
+        bad = ~((a * b) == c)
+        if bool(bad.any()):
+            return int(torch.nonzero(bad)[0])
+        return None
+
+    def check(self, w_std: torch.Tensor, where: str = "witness") -> None:
+        """Raise WitnessError naming the first failing constraint."""
+        i = self.first_unsatisfied(w_std)
+        if i is not None:
+            raise WitnessError(f"{where} does not satisfy the constraint system {self.path}: "
+                               f"constraint {i} (of {self.n_constraints}) fails, A·w · B·w ≠ C·w", i)
+
+
+__all__ = ["WitnessError", "SegmentPlan", "SparseFr", "zkey_matrices", "coset_shift", "h_scalars",
+           "join_abc", "R1CSCheck", "words_to_limbs", "r2_form"]
