@@ -1,9 +1,20 @@
-"""Test-wide configuration: markers shared by the suites."""
+"""Test-wide configuration: markers, GPU detection."""
+import os
+
+import pytest
+
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
-def pytest_configure(config):
-    config.addinivalue_line(
-        "markers",
-        "snarkjs: needs node/npm and the circom/snarkjs fixtures built by scripts/fixtures.sh "
-        "(deselect with -m 'not snarkjs')",
-    )
+def pytest_collection_modifyitems(config, items):
+    try:
+        import torch
+        has_gpu = torch.cuda.is_available()
+    except Exception:  # pragma: no cover
+        has_gpu = False
+    if has_gpu:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)

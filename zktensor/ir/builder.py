@@ -33,7 +33,8 @@ def f64_literal(x: float) -> str:
 
 
 class Emitter:
-    def __init__(self, prefix: str = "v"):
+    def __init__(self, prefix: str = "v", lanes: int = 1):
+        self.lanes = lanes                 # >1: every value is a vector of this many lanes
         self.lines: list[str] = []
         self.const_lines: list[str] = []   # hoisted: constants dominate every region
         self.prefix = prefix
@@ -50,28 +51,37 @@ class Emitter:
         res = self.fresh()
         lhs = f"{res}:{len(rtypes)} = " if len(rtypes) > 1 else (f"{res} = " if rtypes else "")
         arg_s = ", ".join(a.name for a in args)
-        types_in = ", ".join(a.type for a in args)
+        types_in = ", ".join(self.ty(a.type) for a in args)
         attr_s = f" {{{attrs}}}" if attrs else ""
-        rt = rtypes[0] if len(rtypes) == 1 else f"({', '.join(rtypes)})"
+        rt = self.ty(rtypes[0]) if len(rtypes) == 1 else f"({', '.join(map(self.ty, rtypes))})"
         self.lines.append(f'{lhs}"{name}"({arg_s}){attr_s} : ({types_in}) -> {rt if rtypes else "()"}')
         if len(rtypes) == 1:
             return V(res, rtypes[0])
         return tuple(V(f"{res}#{i}", t) for i, t in enumerate(rtypes))
+
+    def ty(self, type_: str) -> str:
+        """How a scalar type prints: itself, or a vector of `lanes` of it."""
+        return f"vector<{self.lanes}x{type_}>" if self.lanes > 1 and type_ != "index" else type_
 
     # -- constants -----------------------------------------------------------
     def const(self, value, type_: str) -> V:
         key = (value, type_)
         if key not in self._consts:
             if type_ == "f64":
-                lit = f"{f64_literal(value)} : f64"
+                lit = f64_literal(value)
             elif type_ == "i1":
                 lit = "true" if value else "false"
             elif type_ == "index":
-                lit = f"{value} : index"
+                lit = f"{value}"
             else:
                 bits = int_bits(type_)
                 v = value % (1 << bits)
-                lit = f"{v - (1 << bits) if v >> (bits - 1) else v} : {type_}"
+                lit = f"{v - (1 << bits) if v >> (bits - 1) else v}"
+            t = self.ty(type_)
+            if t != type_:
+                lit = f"dense<{lit}> : {t}"
+            elif type_ != "i1":
+                lit = f"{lit} : {t}"
             body, self.lines = self.lines, self.const_lines
             v = self.op("arith.constant", [], type_, f"value = {lit}")
             self.lines = body
@@ -150,8 +160,8 @@ class Emitter:
         outer, self.lines = self.lines, []
         new = body(args)
         inner, self.lines = self.lines, outer
-        types = ", ".join(v.type for v in carried)
-        head = ", ".join(f"{a.name}: {a.type}" for a in args)
+        types = ", ".join(self.ty(v.type) for v in carried)
+        head = ", ".join(f"{a.name}: {self.ty(a.type)}" for a in args)
         self.lines.append(
             f'{res}:{len(carried)} = "scf.for"({lb.name}, {ub.name}, {step.name}, '
             f'{", ".join(v.name for v in carried)}) ({{')

@@ -27,6 +27,7 @@ from pathlib import Path
 import torch
 
 from . import cache
+from .cpu_isa import cpu_options
 
 TRITON_BLOCK = 128
 _import_lock = threading.RLock()
@@ -111,10 +112,12 @@ class CompiledProgram:
             self._mods[interpret] = load_triton_module(str(self.entry / "kernels.py"), interpret)
         return self._mods[interpret]
 
-    def _cpu_fn(self, name: str):
+    def _cpu_fn(self, name: str, entry: str = "run"):
         if self._lib is None:
             self._lib = ctypes.CDLL(str(self.entry / "kernels.so"))
-        fn = getattr(self._lib, f"{name}_run")
+        if not hasattr(self._lib, f"{name}_{entry}"):
+            return None
+        fn = getattr(self._lib, f"{name}_{entry}")
         if fn.argtypes is None:
             call = next(c for c in self.meta["calls"] if c["kernel"] == name)
             n_ops = len(call["inputs"]) + len(call["outputs"])
@@ -185,6 +188,18 @@ class CompiledProgram:
 
     def _launch_cpu(self, name, ops, n_outer, n_inner):
         fn = self._cpu_fn(name)
+        vfn = self._cpu_fn(name, "vrun") if n_inner >= 16 else None
+        if vfn is not None:
+            # the vector loop needs unit column strides: materialise broadcasts
+            fixed = []
+            for t, ls, os_, is_ in ops:
+                if is_ == 0 and n_inner > 1:
+                    rows = n_outer if os_ else 1
+                    t = t.as_strided((t.shape[0], rows, n_inner), (ls, os_, 0)).contiguous()
+                    ls, os_, is_ = t.stride(0), (t.stride(1) if rows > 1 else 0), 1
+                fixed.append((t, ls, os_, is_))
+            if all(is_ == 1 for _, _, _, is_ in fixed):
+                ops, fn = fixed, vfn
         # one long row: re-cut it into rows so that threads can share it
         if n_outer == 1 and n_inner >= 8192:
             rows = 64
@@ -216,12 +231,13 @@ _programs: dict[str, CompiledProgram] = {}
 
 def get_program(prog, strategy: str, target: str) -> CompiledProgram:
     """The compiled form of a traced Program: from memory, the disk cache, or compiled now."""
-    key = cache.entry_key(prog.text(), strategy, target)
+    options = cpu_options(strategy) if target == "cpu" else {}
+    key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True))
     compiled = _programs.get(key)
     if compiled is None:
         entry = cache.lookup(key)
         if entry is None:
             from ..passes import compile_program  # imports MLIR: only on a miss
-            entry = cache.build(key, lambda d: compile_program(prog, strategy, target, d))
+            entry = cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options))
         compiled = _programs[key] = CompiledProgram(entry, target, prog.field.limbs32)
     return compiled

@@ -29,20 +29,26 @@ def program(G, key, kinds, fn) -> ec_ir.EcProgram:
     return prog
 
 
+_compiled: dict = {}
+
+
 def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=None):
+    """The CompiledProgram, memoised here so that a launch does not re-print the program's
+    text to find its cache key (the text of a large point program costs a millisecond)."""
     strategy, target = choose(device_type, strategy, target)
-    return get_program(program(G, key, kinds, fn), strategy, target)
+    k = (G.name, key, tuple(kinds), strategy, target)
+    c = _compiled.get(k)
+    if c is None:
+        c = _compiled[k] = get_program(program(G, key, kinds, fn), strategy, target)
+    return c
 
 
 def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list[torch.Tensor]:
     """Run the program over flat component tensors; returns the flat output components."""
-    prog = program(G, key, kinds, fn)
-    want = sum(ec_ir.n_components(G, k) for k in prog.input_kinds)
-    if len(inputs) != want:
-        raise TypeError(f"ec program {key!r} takes {want} component tensors, got {len(inputs)}")
-    device_type = inputs[0].device.type
-    strategy, target = choose(device_type, strategy, target)
-    return get_program(prog, strategy, target)(*inputs, out=out)
+    c = compiled(G, key, kinds, fn, inputs[0].device.type, strategy, target)
+    if len(inputs) != c.meta["n_inputs"]:
+        raise TypeError(f"ec program {key!r} takes {c.meta['n_inputs']} component tensors, got {len(inputs)}")
+    return c(*inputs, out=out)
 
 
 def output_sizes(G, key, kinds, fn) -> list[int]:

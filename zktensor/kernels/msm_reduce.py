@@ -7,14 +7,14 @@ K chunks of Lc = N / K, and the chunks of every row are lanes of one batch:
     level 1 (Lc - 1 launches over rows·K lanes): inside each chunk, from its top,
         run += B_j;  acc += run                 (a mixed and an XYZZ addition)
       giving run_k = sum of chunk k and acc_k = sum_j (j + 1)·B_{k·Lc + j};
-    level 2 (K - 2 launches over rows lanes): the same over the chunks,
-        r += run_k;  a += r;  s += acc_k
-      giving a = sum_{k>=1} k·run_k and s = sum_k acc_k;
-    then  T = s + Lc·a  (Lc·a: log2 Lc doublings in one launch), because
+    level 2 (K - 2 launches over rows lanes): the same step over the chunk sums
+        (made affine, one batch inversion), r += run_k; a += r, giving
+        a = sum_{k>=1} k·run_k, and s = sum_k acc_k by a tree of additions;
+    then  T = s + Lc·a  (Lc·a: log2 Lc doublings), because
         sum_v v·B_v = sum_k (acc_k + k·Lc·run_k).
 
-Each step is one fused kernel (two or three point additions) writing its
-state in place; it also returns the product of the steps' cross-multiplied
+Each step is one launch of the same fused kernel (a mixed and an XYZZ
+addition) writing its state in place; it also returns the product of the steps' cross-multiplied
 x-differences, zero exactly when a step met P = ±Q. Those products are
 checked once at the end (no host round trip per step), and any lane that met
 an exception, or holds an identity bucket, is recomputed with complete
@@ -37,23 +37,20 @@ def _f_lane_step(run, b, acc):
     return run, acc, h1 * h2
 
 
-def _f_chunk_step(r, a, s, run_k, acc_k):
-    h1, _ = r.cross(run_k)
-    r = r + run_k
-    h2, _ = a.cross(r)
-    a = a + r
-    h3, _ = s.cross(acc_k)
-    s = s + acc_k
-    return r, a, s, h1 * h2 * h3
-
-
 def _comps(t):
     return [t[:, k] for k in range(t.shape[1])]
 
 
 def _xyzz(GS, xy, inf):
-    """XYZZ data (L, 4d, m) from affine data (L, 2d, m) and identity flags."""
-    return GS.from_affine(xy, inf, check=False).data
+    """XYZZ data (L, 4d, m) from limb-major affine data (2d·L, m) and identity flags."""
+    C = 2 * GS.degree
+    return GS.from_affine(xy.reshape(C, GS.L, -1).permute(1, 0, 2), inf, check=False).data
+
+
+def _cols(GS, t):
+    """Limb-major affine data (2d·L, m) as component views (L, m)."""
+    L = GS.L
+    return [t[k * L:(k + 1) * L] for k in range(t.shape[0] // L)]
 
 
 def _zero_cols(h: torch.Tensor) -> torch.Tensor:
@@ -65,11 +62,11 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
                    stats: dict | None = None) -> torch.Tensor:
     """T_r = sum_v v·B_{r,v} for `rows` rows of N = K·Lc buckets.
 
-    buckets: affine (L, 2d, N·rows) with column j·(K·rows) + k·rows + r holding
-    B_{r, k·Lc + j + 1}; binf: its identity flags. Returns XYZZ (L, 4d, rows)."""
+    buckets: limb-major affine data (2d·L, N·rows), column j·(K·rows) + k·rows + r holding
+    B_{r, k·Lc + j + 1}; binf: their identity flags. Returns XYZZ (L, 4d, rows)."""
     from ..points import add_complete, double_n, _is_id
     G = GS.params
-    L, C2, _ = buckets.shape
+    L = GS.L
     lanes = K * rows
     dev = buckets.device
     d = G.degree
@@ -78,14 +75,14 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
         return slice(j * lanes, (j + 1) * lanes)
 
     # -- level 1: suffix sums inside the chunks -----------------------------------------
-    run = _xyzz(GS, buckets[:, :, col(Lc - 1)], binf[col(Lc - 1)])
+    run = _xyzz(GS, buckets[:, col(Lc - 1)], binf[col(Lc - 1)])
     acc = run.clone()
     steps = Lc - 1
     h = torch.empty((L, d, max(steps, 1) * lanes), dtype=torch.int32, device=dev)
     for j in range(Lc - 2, -1, -1):
         t = Lc - 2 - j
         msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step,
-                   _comps(run) + _comps(buckets[:, :, col(j)]) + _comps(acc),
+                   _comps(run) + _cols(GS, buckets[:, col(j)]) + _comps(acc),
                    out=_comps(run) + _comps(acc) + [h[:, q, t * lanes:(t + 1) * lanes] for q in range(d)])
     bad = binf.reshape(Lc, lanes).any(dim=0)
     if steps:
@@ -94,7 +91,7 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
         idx = torch.nonzero(bad).reshape(-1)
         if stats is not None:
             stats["slow_lanes"] = stats.get("slow_lanes", 0) + len(idx)
-        sel = lambda j: (buckets[:, :, col(j)][:, :, idx], binf[col(j)][idx])  # noqa: E731
+        sel = lambda j: (buckets[:, col(j)][:, idx], binf[col(j)][idx])  # noqa: E731
         r = _xyzz(GS, *sel(Lc - 1))
         a = r.clone()
         for j in range(Lc - 2, -1, -1):
@@ -108,20 +105,20 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
         return t[:, :, k * rows:(k + 1) * rows]
 
     if K == 1:
-        T = acc
-        return T
+        return acc
+    # a = sum_{k>=1} k·run_k by the same suffix-sum step, over run_k made affine
+    from ..points import PointTensor
+    xy, inf = PointTensor(GS, run[:, :, rows:]).affine()            # chunks 1..K-1 (L, 2d, m)
     r = rows_of(run, K - 1).clone()
     a = r.clone()
-    s = rows_of(acc, K - 1).clone()
     steps2 = K - 2
     h2 = torch.empty((L, d, max(steps2, 1) * rows), dtype=torch.int32, device=dev)
     for k in range(K - 2, 0, -1):
         t = K - 2 - k
-        msm_ec.run(G, "chunk_step", ("xyzz",) * 5, _f_chunk_step,
-                   _comps(r) + _comps(a) + _comps(s) + _comps(rows_of(run, k)) + _comps(rows_of(acc, k)),
-                   out=_comps(r) + _comps(a) + _comps(s) + [h2[:, q, t * rows:(t + 1) * rows] for q in range(d)])
-    ids = (_is_id(GS, run) | _is_id(GS, acc)).reshape(K, rows).any(dim=0)
-    bad = ids.clone()
+        msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step,
+                   _comps(r) + _comps(xy[:, :, (k - 1) * rows:k * rows]) + _comps(a),
+                   out=_comps(r) + _comps(a) + [h2[:, q, t * rows:(t + 1) * rows] for q in range(d)])
+    bad = inf.reshape(K - 1, rows).any(dim=0)
     if steps2:
         bad |= _zero_cols(h2[:, :, :steps2 * rows]).reshape(steps2, rows).any(dim=0)
     if bool(bad.any()):
@@ -130,12 +127,17 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
             stats["slow_rows"] = stats.get("slow_rows", 0) + len(idx)
         rr = rows_of(run, K - 1)[:, :, idx]
         aa = rr.clone()
-        ss = rows_of(acc, K - 1)[:, :, idx]
         for k in range(K - 2, 0, -1):
             rr = add_complete(GS, rr, rows_of(run, k)[:, :, idx])
             aa = add_complete(GS, aa, rr)
-            ss = add_complete(GS, ss, rows_of(acc, k)[:, :, idx])
-        r[:, :, idx], a[:, :, idx], s[:, :, idx] = rr, aa, ss
-    s = add_complete(GS, s, rows_of(acc, 0))
+        r[:, :, idx], a[:, :, idx] = rr, aa
+    # s = sum_k acc_k by a tree of complete additions
+    s = acc
+    k = K
+    while k > 1:
+        half = k // 2
+        top = add_complete(GS, s[:, :, :half * rows], s[:, :, half * rows:2 * half * rows])
+        s = torch.cat([top, s[:, :, 2 * half * rows:k * rows]], dim=2) if k % 2 else top
+        k = half + (k % 2)
     shift = Lc.bit_length() - 1
     return add_complete(GS, s, double_n(GS, a, shift) if shift else a)

@@ -9,26 +9,30 @@ points whose digit selects it) and the tree reduction of its sparse path
 Each level of the tree pairs neighbours inside every segment (ranks 0+1,
 2+3, ...), adds all pairs of all segments in one batch and carries an odd last
 element over; a segment of length k is done after ceil(log2 k) levels and
-leaves the working set. One level is
+leaves the working set. Tables are limb-major, (2·degree·L, columns): a point
+is a column, and every kernel operand is a (L, columns) view with unit column
+stride, which the CPU target's vector (IFMA) loops need. One level is
 
-    gather   the left and right operands into two contiguous arrays
-             (index_select: unit strides, so CPU vector loops apply);
-    den      one launch: x_R - x_L (over Fq2: its norm, an Fq value);
-    inverse  all denominators of the level with one field inversion
-             (`msm_inverse`, 2·log_B launches, ~3 products each);
-    add      one launch: lambda = (y_R - y_L)/(x_R - x_L), x3 = lambda^2 - x_L - x_R,
-             y3 = lambda (x_L - x3) - y_L, written straight into the next level's table.
+    gather   the left and right operands into two arrays (index_select of columns);
+    up       one launch over blocks of B pairs: the denominators x_R - x_L
+             (over Fq2 their norms, in Fq) and their prefix products;
+    invert   the block products, recursively (`msm_inverse`);
+    down     one launch: each denominator's inverse by Montgomery's backward
+             sweep, then lambda = (y_R - y_L)/(x_R - x_L), x3 = lambda^2 - x_L - x_R,
+             y3 = lambda (x_L - x3) - y_L, written straight into the next level's table,
 
-so a level costs about 6 products per addition (3 of them the batch inversion)
-against 10 to 14 for projective additions. The work of a level is the pairs
-of all segments together, split evenly over threads or GPU blocks however
-uneven the buckets are (a bucket holding half the points costs log2 levels,
-not a serial chain): the tree is the load balance.
+so an addition costs about 6 products (3 of them its share of the one
+inversion) against 10 to 14 for projective additions, in about 2·log_B(pairs)
+launches per level. The work of a level is the pairs of all segments together,
+split evenly over threads or GPU blocks however uneven the buckets are (a
+bucket holding half the points costs log2 levels, not a serial chain): the
+tree is the load balance.
 
-Exceptions are found, not assumed away: a pair with an identity operand takes
-the other operand; a pair with x_L = x_R (a zero denominator, replaced by 1
-before the inversion) is P + P, routed through the complete XYZZ doubling, or
-P + (-P), which becomes the identity. Identity rows carry a flag.
+Exceptions are found, not assumed away: a pair with an identity operand or
+with x_L = x_R (P = ±Q) gets x_R := x_L + 1 before the shared inversion (so
+no denominator is zero), and is recomputed afterwards with the complete XYZZ
+formulas of `zktensor.points` (P + P doubles, P + (-P) is the identity).
+Identity rows carry a flag.
 """
 from __future__ import annotations
 
@@ -40,33 +44,9 @@ from . import msm_ec
 from .msm_inverse import batch_inverse
 
 
-def _f_den(P, Q):
-    """What the level inverts: x_Q - x_P (its norm over Fq2)."""
-    dx = Q.coords()[0] - P.coords()[0]
-    parts = dx.parts()
-    if len(parts) == 1:
-        return parts[0]
-    a0, a1 = parts
-    return a0 * a0 - (a1 * a1) * _BETA[P.prog.group.name]
-
-
-def _f_add_inv(P, Q, inv):
-    """P + Q for affine P != ±Q given inv = 1/den (den as in _f_den)."""
-    x1, y1 = P.coords()
-    x2, y2 = Q.coords()
-    dx = x2 - x1
-    parts = dx.parts()
-    if len(parts) == 1:
-        dinv = E.join(inv)
-    else:
-        dinv = E.join(parts[0] * inv, -(parts[1] * inv))
-    lam = (y2 - y1) * dinv
-    x3 = lam.square() - x1 - x2
-    y3 = lam * (x1 - x3) - y1
-    return E.make("affine", x3, y3)
-
-
 _BETA: dict[str, int] = {}
+ALIGN = 64      # pairs per block row are padded to a multiple of this (the CPU launcher splits
+                # a long row over threads only when it divides evenly)
 
 
 def _beta(G) -> int:
@@ -76,74 +56,169 @@ def _beta(G) -> int:
     return _BETA[G.name]
 
 
-def comps(data: torch.Tensor):
-    return [data[:, k] for k in range(data.shape[1])]
+def _den(P, Q):
+    """(dx, den): dx = x_Q - x_P and the base-field value to invert (dx over Fq; its norm
+    dx·conj(dx) over Fq2)."""
+    dx = Q.coords()[0] - P.coords()[0]
+    parts = dx.parts()
+    if len(parts) == 1:
+        return dx, parts[0]
+    a0, a1 = parts
+    return dx, a0 * a0 - (a1 * a1) * _BETA[P.prog.group.name]
+
+
+def _add_given(P, Q, dx, inv):
+    """P + Q for affine P != ±Q, given inv = 1/den (den as in _den)."""
+    x1, y1 = P.coords()
+    x2, y2 = Q.coords()
+    parts = dx.parts()
+    dinv = E.join(inv) if len(parts) == 1 else E.join(parts[0] * inv, -(parts[1] * inv))
+    lam = (y2 - y1) * dinv
+    x3 = lam.square() - x1 - x2
+    y3 = lam * (x1 - x3) - y1
+    return E.make("affine", x3, y3)
+
+
+def _f_up(B):
+    """Block j of B pairs -> prefix products of their denominators (Montgomery's trick, up)."""
+    def f(*xs):                 # x_L0, x_R0, x_L1, x_R1, ... (affine points: only x is read)
+        acc, out = None, []
+        for j in range(B):
+            den = _den(xs[2 * j], xs[2 * j + 1])[1]
+            acc = den if acc is None else acc * den
+            if j:
+                out.append(acc)
+        return tuple(out)      # p_1 .. p_{B-1}
+    return f
+
+
+def _f_down_add(B):
+    """From t = 1/p_{B-1}: every denominator's inverse (backward), then the B additions."""
+    def f(t, *rest):
+        pts = rest[:2 * B]
+        pre = rest[2 * B:]                                   # p_1 .. p_{B-2}
+        dens = [_den(pts[2 * j], pts[2 * j + 1]) for j in range(B)]
+        p = [dens[0][1]] + list(pre)                          # p_0 .. p_{B-2}
+        inv = [None] * B
+        for j in range(B - 1, 0, -1):
+            inv[j] = t * p[j - 1]
+            t = t * dens[j][1]
+        inv[0] = t
+        return tuple(_add_given(pts[2 * j], pts[2 * j + 1], dens[j][0], inv[j]) for j in range(B))
+    return f
+
+
+def _f_plus_one(P):
+    x, y = P.coords()
+    return E.make("affine", x + 1, y)
+
+
+def _views(t: torch.Tensor, C: int, cols=slice(None)) -> list[torch.Tensor]:
+    """The C components of limb-major point data (C·L, m), each a (L, m') view with unit
+    column stride (what the CPU target's vector loops take)."""
+    L = t.shape[0] // C
+    return [t[k * L:(k + 1) * L, cols] for k in range(C)]
+
+
+def to_points(GS, t: torch.Tensor, inf: torch.Tensor):
+    """Limb-major affine data (2d·L, m) as a PointTensor (XYZZ)."""
+    C = 2 * GS.degree
+    return GS.from_affine(t.reshape(C, GS.L, -1).permute(1, 0, 2), inf, check=False)
+
+
+def from_points_xy(xy: torch.Tensor) -> torch.Tensor:
+    """PointTensor.affine()'s (L, 2d, m) as limb-major (2d·L, m)."""
+    L, C, m = xy.shape
+    return xy.permute(1, 0, 2).reshape(C * L, m).contiguous()
+
+
+def exceptional(XL, XR, infL, infR, d, L):
+    """Columns with an identity operand or equal x (P = ±Q), or None. Equal x is looked for
+    on the lowest word first, so the full comparison only touches candidates."""
+    cand = infL | infR | (XL[0] == XR[0])
+    if not bool(cand.any()):
+        return None
+    idx = torch.nonzero(cand).reshape(-1)
+    same = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
+    idx = idx[same | infL[idx] | infR[idx]]
+    return idx if len(idx) else None
 
 
 def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: torch.Tensor,
-              out: torch.Tensor, block: int = 8) -> torch.Tensor:
-    """out[:, :, i] = XL[i] + XR[i] for affine data (L, 2d, P) with identity flags;
-    returns the identity flags of the sums."""
-    from ..points import PointTensor, is_zero, add_complete
+              out: torch.Tensor, block: int = 4, inverse_block: int = 4, n: int | None = None) -> torch.Tensor:
+    """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
+    `block`, with identity flags; returns the sums' identity flags. XR is modified:
+    exceptional pairs get x_R = x_L + 1 before the shared inversion and are recomputed
+    after. Columns from n on are padding: computed, never patched."""
+    from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
-    L, C, P = XL.shape
-    d = G.degree
-    if P == 0:
+    d, L = G.degree, GS.L
+    C = 2 * d
+    m = XL.shape[1]
+    B = block
+    if m == 0:
         return torch.zeros(0, dtype=torch.bool, device=XL.device)
-    q = -(-P // block) * block if P > block else P
-    den = torch.empty((L, q), dtype=torch.int32, device=XL.device)
-    if q > P:
-        den[:, P:] = GS._one_col(XL.device).reshape(L, 1)
-    msm_ec.run(G, "tree_den", ("affine", "affine"), _f_den, comps(XL) + comps(XR), out=[den[:, :P]])
-    zero = is_zero(den[:, :P].unsqueeze(1))
-    special = zero | infL | infR
-    sp = None
-    if bool(special.any()):
-        sp = torch.nonzero(special).reshape(-1)
-        den[:, sp] = GS._one_col(XL.device).reshape(L, 1)
-    inv = batch_inverse(GS.F, den, block)
-    msm_ec.run(G, "tree_add", ("affine", "affine", "fq"), _f_add_inv,
-               comps(XL) + comps(XR) + [inv[:, :P]], out=[out[:, k] for k in range(C)])
+    assert m % B == 0, "pad the pairs to a multiple of the block"
+    q = m // B
+    n = m if n is None else n
+    sp = exceptional(XL, XR, infL, infR, d, L)
+    if sp is not None:
+        orig = XR[:, sp].clone()
+        moved = msm_ec.run(G, "plus_one", ("affine",), _f_plus_one, _views(XL[:, sp].contiguous(), C))
+        XR[:d * L, sp] = torch.cat(moved[:d], dim=0)
+        keep = sp < n
+        sp, orig = sp[keep], orig[:, keep]
+        if len(sp) == 0:
+            sp = None
+    xs, outs = [], []
+    for j in range(B):
+        cols = slice(j * q, (j + 1) * q)
+        xs += _views(XL, C, cols) + _views(XR, C, cols)
+        outs += _views(out, C, cols)
+    pre = msm_ec.run(G, ("tree_up", B), ("affine",) * (2 * B), _f_up(B), xs)
+    t = batch_inverse(GS.F, pre[-1], inverse_block)
+    msm_ec.run(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
+               _f_down_add(B), [t] + xs + list(pre[:-1]), out=outs)
     sinf = infL & infR
     if sp is not None:
-        # exceptional pairs, done with complete XYZZ arithmetic (rare: ±equal points, identities)
-        a = GS.from_affine(XL[:, :, sp], infL[sp], check=False)
-        b = GS.from_affine(XR[:, :, sp], infR[sp], check=False)
-        s = PointTensor(GS, add_complete(GS, a.data, b.data))
-        xy, inf = s.affine()
-        out[:, :, sp] = xy
+        # exceptional pairs, recomputed with complete XYZZ arithmetic
+        a = to_points(GS, XL[:, sp], infL[sp])
+        b = to_points(GS, orig, infR[sp])
+        xy, inf = PointTensor(GS, add_complete(GS, a.data, b.data)).affine()
+        out[:, sp] = from_points_xy(xy)
         sinf[sp] = inf
     return sinf
 
 
 def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
-                 dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 8,
-                 stats: dict | None = None):
-    """Sums of the segments of rows of an affine table (L, 2d, T) with identity flags (T,).
+                 dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 4,
+                 inverse_block: int = 4, stats: dict | None = None):
+    """Sums of the segments of columns of a limb-major affine table (2d·L, T) with identity
+    flags (T,).
 
-    idx: int64 rows of the table, segment after segment; lens: segment lengths
-    (zero allowed: the sum is the identity). Segment s is written to column
-    dest[s] (default s) of the result (L, 2d, out_cols); returns (result, inf)."""
-    L, C, _ = table.shape
+    idx: int64 columns of the table, segment after segment; lens: segment lengths (zero
+    allowed: the sum is the identity). Segment s is written to column dest[s] (default s)
+    of the result (2d·L, out_cols); returns (result, identity flags)."""
+    CL = table.shape[0]
     S = len(lens)
     dev = table.device
-    dest = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
+    seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
-    out = torch.zeros((L, C, ncols), dtype=torch.int32, device=dev)
+    out = torch.zeros((CL, ncols), dtype=torch.int32, device=dev)
     out_inf = torch.ones(ncols, dtype=torch.bool, device=dev)
-    seg = dest
     cur_idx = np.asarray(idx, dtype=np.int64)
     lens = np.asarray(lens, dtype=np.int64)
     cur_table, cur_inf = table, tinf
-    level = 0
+    B = block
+    clock = _Clock(stats)
     while True:
         starts = np.cumsum(lens) - lens
         one = lens == 1
         if one.any():
             src = torch.from_numpy(cur_idx[starts[one]]).to(dev)
             dst = torch.from_numpy(seg[one]).to(dev)
-            out[:, :, dst] = cur_table[:, :, src]
+            out[:, dst] = cur_table.index_select(1, src)
             out_inf[dst] = cur_inf[src]
         live = lens >= 2
         if not live.any():
@@ -152,30 +227,59 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         npairs = lens >> 1
         odd = (lens & 1).astype(bool)
         P = int(npairs.sum())
+        Pp = -(-P // (B * ALIGN)) * B * ALIGN if P > B * ALIGN else -(-P // B) * B
         pstart = np.cumsum(npairs) - npairs
         rank = np.arange(P, dtype=np.int64) - np.repeat(pstart, npairs)
         lpos = np.repeat(starts, npairs) + 2 * rank
-        li = torch.from_numpy(cur_idx[lpos]).to(dev)
-        ri = torch.from_numpy(cur_idx[lpos + 1]).to(dev)
+        li = np.empty(Pp, dtype=np.int64)
+        ri = np.empty(Pp, dtype=np.int64)
+        li[:P] = cur_idx[lpos]
+        ri[:P] = cur_idx[lpos + 1]
+        li[P:] = ri[P:] = li[0]                    # padding pairs (P + P): discarded
         pass_src = cur_idx[(starts + lens - 1)[odd]]
         npass = len(pass_src)
         new_lens = npairs + odd
         new_starts = np.cumsum(new_lens) - new_lens
         new_idx = np.empty(P + npass, dtype=np.int64)
         new_idx[np.repeat(new_starts, npairs) + rank] = np.arange(P, dtype=np.int64)
-        new_idx[new_starts[odd] + npairs[odd]] = P + np.arange(npass, dtype=np.int64)
-        new_table = torch.empty((L, C, P + npass), dtype=torch.int32, device=dev)
-        XL = cur_table.index_select(2, li)
-        XR = cur_table.index_select(2, ri)
-        sinf = add_pairs(GS, XL, XR, cur_inf[li], cur_inf[ri], new_table[:, :, :P], block)
-        new_inf = torch.empty(P + npass, dtype=torch.bool, device=dev)
-        new_inf[:P] = sinf
+        new_idx[new_starts[odd] + npairs[odd]] = Pp + np.arange(npass, dtype=np.int64)
+        clock.tick("tree_index")
+        lt, rt = torch.from_numpy(li).to(dev), torch.from_numpy(ri).to(dev)
+        XL = cur_table.index_select(1, lt)
+        XR = cur_table.index_select(1, rt)
+        new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)
+        new_inf = torch.empty(Pp + npass, dtype=torch.bool, device=dev)
         if npass:
             ps = torch.from_numpy(pass_src).to(dev)
-            new_table[:, :, P:] = cur_table[:, :, ps]
-            new_inf[P:] = cur_inf[ps]
+            new_table[:, Pp:] = cur_table.index_select(1, ps)
+            new_inf[Pp:] = cur_inf[ps]
+        clock.tick("tree_gather")
+        new_inf[:Pp] = add_pairs(GS, XL, XR, cur_inf[lt], cur_inf[rt], new_table[:, :Pp], B, inverse_block,
+                                 n=P)
+        clock.tick("tree_add")
         if stats is not None:
             stats.setdefault("levels", []).append(P)
         cur_table, cur_inf, cur_idx, lens = new_table, new_inf, new_idx, new_lens
-        level += 1
     return out, out_inf
+
+
+class _Clock:
+    """Accumulates wall time per phase into stats["time"] and process CPU time (all threads)
+    into stats["cpu"] (no-op without stats)."""
+
+    def __init__(self, stats):
+        import time
+        self.stats, self.time, self.cpu = stats, time.perf_counter, time.process_time
+        self.t, self.c = self.time(), self.cpu()
+
+    def tick(self, name):
+        if self.stats is None:
+            return
+        now, cnow = self.time(), self.cpu()
+        for key, d in (("time", now - self.t), ("cpu", cnow - self.c)):
+            tm = self.stats.setdefault(key, {})
+            tm[name] = tm.get(name, 0.0) + d
+        self.t, self.c = now, cnow
+
+
+Clock = _Clock

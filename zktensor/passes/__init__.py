@@ -22,6 +22,7 @@ from . import canonicalize, field_io, field_to_limbs, fuse_elementwise, limbs_to
 from .limb_arith import STRATEGIES
 
 TARGETS = ("cpu", "triton")
+OUTLINE_MUL_WORDS = int(os.environ.get("ZKTENSOR_OUTLINE_MUL_WORDS", 12))  # CPU: fields this wide call one multiplication function
 
 
 def _show(stage: str, text: str) -> None:
@@ -29,8 +30,10 @@ def _show(stage: str, text: str) -> None:
         print(f"// ----- after {stage} -----\n{text}\n", file=sys.stderr)
 
 
-def compile_program(prog: Program, strategy: str, target: str, out_dir: str) -> dict:
-    """Run every pass; write the artifact into out_dir; return the launch plan."""
+def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
+                    lanes: int = 1, ifma: bool = False) -> dict:
+    """Run every pass; write the artifact into out_dir; return the launch plan.
+    CPU options: `lanes` > 1 adds vector twins of every kernel, `ifma` uses AVX-512 IFMA."""
     prog = lower_ec(prog)  # an `ec` program enters through ec-to-field; a field Program as it is
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
@@ -50,8 +53,11 @@ def compile_program(prog: Program, strategy: str, target: str, out_dir: str) -> 
     module = field_pass("canonicalize", canonicalize.run, module)
     module = field_pass("fuse-elementwise", fuse_elementwise.run, module)
     plan = _launch_plan(field_io.read(module))
-    limbs = dialects.parse(field_to_limbs.run(field_io.read(module), strategy), ctx)
-    _show(f"field-to-limbs{{strategy={strategy}}}", str(limbs))
+    vector = {} if target == "triton" else {"lanes": lanes, "ifma": ifma,
+                                            "outline_mul": prog.field.limbs32 >= OUTLINE_MUL_WORDS}
+    limbs = dialects.parse(field_to_limbs.run(field_io.read(module), strategy, **vector), ctx)
+    _show(f"field-to-limbs{{strategy={strategy}{''.join(f', {k}={v}' for k, v in vector.items())}}}",
+          str(limbs))
     if target == "triton":
         source = limbs_to_triton.run(limbs)
         _show("limbs-to-triton", source)

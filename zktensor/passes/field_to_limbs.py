@@ -29,25 +29,59 @@ from .limb_arith import limb_arith
 STRAIGHT_LINE_POW_BITS = 8
 
 
-def lower_func(f: FieldFunc, strategy: str) -> str:
+class _OutlinedMul:
+    """A.mul/square as calls to one shared `@fmul...` function (kept out of line)."""
+
+    def __init__(self, A, e, name):
+        self.A, self.e, self.name = A, e, name
+
+    def __getattr__(self, item):
+        return getattr(self.A, item)
+
+    def mul(self, a, b):
+        t = a[0].type
+        res = self.e.op("func.call", list(a) + list(b), [t] * len(a), f"callee = @{self.name}, no_inline")
+        return list(res) if isinstance(res, tuple) else [res]
+
+    def square(self, a):
+        return self.mul(a, a)
+
+
+def _mul_function(F, strategy, lanes, ifma, name) -> str:
+    e = Emitter(prefix="m", lanes=lanes)
+    A = limb_arith(strategy, e, F, ifma=ifma)
+    t = A.zero.type
+    a = [V(f"%x{j}", t) for j in range(A.n)]
+    b = [V(f"%y{j}", t) for j in range(A.n)]
+    r = A.mul(a, b)
+    args = ", ".join(f"{v.name}: {e.ty(t)}" for v in a + b)
+    types = ", ".join([e.ty(t)] * A.n)
+    return "\n".join([f"  func.func private @{name}({args}) -> ({types}) {{", e.text(),
+                      f"    func.return {', '.join(v.name for v in r)} : {types}", "  }"])
+
+
+def lower_func(f: FieldFunc, strategy: str, lanes: int = 1, ifma: bool = False,
+               outline: str | None = None) -> str:
     F = field_record(f.field)
-    e = Emitter()
-    A = limb_arith(strategy, e, F)
+    e = Emitter(lanes=lanes)
+    A = limb_arith(strategy, e, F, ifma=ifma)
+    if outline:
+        A = _OutlinedMul(A, e, outline)
     L = F.limbs32
     words = [[V(f"%a{i}_{j}", "i32") for j in range(L)] for i in range(f.n_args)]
     vals: dict[int, list[V]] = {i: A.from_words(words[i]) for i in range(f.n_args)}
     for k, n in enumerate(f.nodes):
         vals[f.n_args + k] = _lower_node(A, F, e, n, [vals[a] for a in n.args])
     outs = [w for o in f.outputs for w in A.to_words(vals[o])]
-    args = ", ".join(f"{w.name}: i32" for ws in words for w in ws)
-    rtypes = ", ".join(["i32"] * len(outs))
+    args = ", ".join(f"{w.name}: {e.ty('i32')}" for ws in words for w in ws)
+    rtypes = ", ".join([e.ty("i32")] * len(outs))
     attrs = dict(f.attrs)
     attrs.update({"zktensor.field": f'"{F.name}"', "zktensor.strategy": f'"{strategy}"',
                   "zktensor.limbs": f"{L} : i64", "zktensor.inputs": f"{f.n_args} : i64",
-                  "zktensor.outputs": f"{len(f.outputs)} : i64"})
+                  "zktensor.outputs": f"{len(f.outputs)} : i64", "zktensor.lanes": f"{lanes} : i64"})
     attr_s = ", ".join(f"{k} = {v}" for k, v in attrs.items())
     return "\n".join([
-        f"  func.func @{f.name}({args}) -> ({rtypes}) attributes {{{attr_s}}} {{",
+        f"  func.func @{f.name}{'' if lanes == 1 else f'_v{lanes}'}({args}) -> ({rtypes}) attributes {{{attr_s}}} {{",
         e.text(),
         f"    func.return {', '.join(w.name for w in outs)} : {rtypes}",
         "  }",
@@ -96,6 +130,20 @@ def _pow(A, e: Emitter, x, exp: int):
     return acc
 
 
-def run(funcs: list[FieldFunc], strategy: str) -> str:
-    kernels = [lower_func(f, strategy) for f in funcs if f.name != "main"]
-    return "module {\n" + "\n".join(kernels) + "\n}"
+def run(funcs: list[FieldFunc], strategy: str, lanes: int = 1, ifma: bool = False,
+        outline_mul: bool = False) -> str:
+    """Scalar kernels, plus `@kernel_N_v<lanes>` vector twins when lanes > 1
+    (the same lowering on vector<lanes x T>; `ifma` takes fp64 products from IFMA).
+    `outline_mul` makes every multiplication a call to one `@fmul` function per
+    variant: for wide fields it bounds code size (and LLVM's compile time) by
+    the number of ops rather than ops x the size of a multiplication."""
+    kernels = [f for f in funcs if f.name != "main"]
+    F = field_record(kernels[0].field)
+    variants = [(1, False)] + ([(lanes, ifma)] if lanes > 1 else [])
+    out = []
+    for n_lanes, use_ifma in variants:
+        name = f"fmul_{strategy}_l{n_lanes}" if outline_mul else None
+        if name:
+            out.append(_mul_function(F, strategy, n_lanes, use_ifma, name))
+        out += [lower_func(f, strategy, n_lanes, use_ifma, name) for f in kernels]
+    return "module {\n" + "\n".join(out) + "\n}"

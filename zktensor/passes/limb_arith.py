@@ -118,6 +118,28 @@ class IntLimbs:
         return self.sub([self.zero] * self.n, a)
 
     def mul(self, a, b):
+        if self.F.limbs(self.F.p, self.w)[-1] < (1 << (self.w - 1)) - 1:
+            return self._mul_no_carry(a, b)
+        return self._mul_cios(a, b)
+
+    def _mul_no_carry(self, a, b):
+        """CIOS without the two extra words: when p's top word is below 2^(w-1) - 1,
+        t stays below 2p < 2^(wL) between iterations, so t[L] and t[L+1] are never
+        needed (the observation behind gnark-crypto's "no-carry" multiplication)."""
+        e, n = self.e, self.n
+        inv = e.const(self.F.neg_inv(self.w), self.t)
+        t = [self.zero] * n
+        for i in range(n):
+            t[0], A = self._mac(t[0], a[0], b[i], self.zero)
+            m = e.mul(t[0], inv)
+            _, C = self._mac(t[0], m, self.p[0], self.zero)
+            for j in range(1, n):
+                t[j], A = self._mac(t[j], a[j], b[i], A)
+                t[j - 1], C = self._mac(t[j], m, self.p[j], C)
+            t[n - 1] = e.add(C, A)
+        return self._reduce_once(t)
+
+    def _mul_cios(self, a, b):
         e, n = self.e, self.n
         inv = e.const(self.F.neg_inv(self.w), self.t)
         t = [self.zero] * (n + 2)
@@ -149,10 +171,18 @@ class IntLimbs:
 
 
 class Fp64Limbs:
-    """52-bit limbs in i64; products through f64 FMAs, sums in i64 columns."""
+    """52-bit limbs in i64; products through f64 FMAs, sums in i64 columns.
 
-    def __init__(self, e: Emitter, F: Field):
-        self.e, self.F = e, F
+    With `ifma` (x86 AVX-512 IFMA, 8 lanes), the same column algorithm takes
+    its products from vpmadd52luq/vpmadd52huq, which add the low and high 52
+    bits of a 52x52-bit product to a 64-bit accumulator: the hardware form of
+    the FMA split.
+    """
+
+    def __init__(self, e: Emitter, F: Field, ifma: bool = False):
+        if ifma and e.lanes != 8:
+            raise ValueError("the IFMA lowering works on 8-lane vectors")
+        self.e, self.F, self.ifma = e, F, ifma
         self.n = F.limbs52
         self.B = 32 * F.limbs32
         self.p = [e.const(x, "i64") for x in F.limbs(F.p, 52)]
@@ -209,26 +239,38 @@ class Fp64Limbs:
         L = e.sub(e.bitcast(e.fadd(lo, bias), "i64"), e.const(_bits_of(LO_BIAS), "i64"))
         return H, L
 
+    def _operand(self, limbs):
+        """What products take: doubles for the FMA split, the i64 limbs for IFMA."""
+        return list(limbs) if self.ifma else [self.e.sitofp(x) for x in limbs]
+
+    def _accumulate(self, cols, k, x, y):
+        """cols[k] += low part, cols[k+1] += high part of x·y."""
+        e = self.e
+        if self.ifma:
+            cols[k] = _ifma(e, "l", cols[k], x, y)
+            cols[k + 1] = _ifma(e, "h", cols[k + 1], x, y)
+            return
+        H, L = self._split(x, y)
+        cols[k] = e.add(cols[k], L)
+        cols[k + 1] = e.add(cols[k + 1], H)
+
     def mul(self, a, b):
         e, n = self.e, self.n
         cols = [self.zero] * (2 * n + 2)
-        af = [e.sitofp(x) for x in a]
-        bf = af if b is a else [e.sitofp(x) for x in b]
+        ax = self._operand(a)
+        bx = ax if b is a else self._operand(b)
         for i in range(n):
             for j in range(n):
-                H, L = self._split(af[i], bf[j])
-                cols[i + j] = e.add(cols[i + j], L)
-                cols[i + j + 1] = e.add(cols[i + j + 1], H)
+                self._accumulate(cols, i + j, ax[i], bx[j])
         inv = e.const(self.F.neg_inv(52), "i64")
+        px = self.p if self.ifma else self.pf
         k_full, partial = divmod(self.B, 52)
         for i in range(k_full + (1 if partial else 0)):
             width = 52 if i < k_full else partial
             m = e.and_(e.mul(cols[i], inv), e.const((1 << width) - 1, "i64"))
-            mf = e.sitofp(m)
+            mx = self._operand([m])[0]
             for j in range(n):
-                H, L = self._split(mf, self.pf[j])
-                cols[i + j] = e.add(cols[i + j], L)
-                cols[i + j + 1] = e.add(cols[i + j + 1], H)
+                self._accumulate(cols, i + j, mx, px[j])
             if width == 52:
                 cols[i + 1] = e.add(cols[i + 1], e.sar(cols[i], 52))
         # the value is sum(cols[k_full:]) / 2^partial, below 2p
@@ -243,6 +285,12 @@ class Fp64Limbs:
 
     def square(self, a):
         return self.mul(a, a)
+
+
+def _ifma(e: Emitter, half: str, acc: V, x: V, y: V) -> V:
+    return e.op("llvm.call_intrinsic", [acc, x, y], "i64",
+                f'intrin = "llvm.x86.avx512.vpmadd52{half}.uq.512", op_bundle_sizes = array<i32>, '
+                f"operandSegmentSizes = array<i32: 3, 0>")
 
 
 def _rebase(e: Emitter, limbs: list[V], src: int, dst: int, count: int) -> list[V]:
@@ -264,11 +312,11 @@ def _rebase(e: Emitter, limbs: list[V], src: int, dst: int, count: int) -> list[
 STRATEGIES = ("int32", "int64", "fp64")
 
 
-def limb_arith(strategy: str, e: Emitter, F: Field):
+def limb_arith(strategy: str, e: Emitter, F: Field, ifma: bool = False):
     if strategy == "int32":
         return IntLimbs(e, F, 32)
     if strategy == "int64":
         return IntLimbs(e, F, 64)
     if strategy == "fp64":
-        return Fp64Limbs(e, F)
+        return Fp64Limbs(e, F, ifma=ifma)
     raise ValueError(f"unknown multiplication strategy {strategy!r}; choose from {STRATEGIES}")

@@ -33,20 +33,54 @@ LOWERING = ("builtin.module(inline, canonicalize, cse, convert-scf-to-cf, conver
             "convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, reconcile-unrealized-casts)")
 
 
-def _driver(func) -> str:
+def _attrs(func):
     op = func.operation
-    name = str(op.attributes["sym_name"]).strip('"')
-    L = int(str(op.attributes["zktensor.limbs"]).split(":")[0])
-    n_in = int(str(op.attributes["zktensor.inputs"]).split(":")[0])
-    n_out = int(str(op.attributes["zktensor.outputs"]).split(":")[0])
+    get = lambda k: int(str(op.attributes[k]).split(":")[0])  # noqa: E731
+    return (str(op.attributes["sym_name"]).strip('"'), get("zktensor.limbs"), get("zktensor.inputs"),
+            get("zktensor.outputs"), get("zktensor.lanes"))
+
+
+def _element(lines, indent, callee, L, n_in, n_out, lanes, tag):
+    """Load every operand's words at %at_<x>, call the limb function, store the results."""
+    pad = " " * indent
+    vt = "i32" if lanes == 1 else f"vector<{lanes}xi32>"
+    align = "" if lanes == 1 else " {alignment = 4 : i64}"
+    args = []
+    for k in range(n_in):
+        x = f"i{k}"
+        for j in range(L):
+            lines.append(f"{pad}%ix{tag}_{x}_{j} = arith.addi %at{tag}_{x}, %lo_{x}_{j} : i64")
+            lines.append(f"{pad}%p{tag}_{x}_{j} = llvm.getelementptr %{x}[%ix{tag}_{x}_{j}] "
+                         f": (!llvm.ptr, i64) -> !llvm.ptr, i32")
+            lines.append(f"{pad}%w{tag}_{x}_{j} = llvm.load %p{tag}_{x}_{j}{align} : !llvm.ptr -> {vt}")
+            args.append(f"%w{tag}_{x}_{j}")
+    n_res = n_out * L
+    lines.append(f"{pad}%r{tag}:{n_res} = func.call @{callee}({', '.join(args)}) : "
+                 f"({', '.join([vt] * len(args))}) -> ({', '.join([vt] * n_res)})")
+    for q in range(n_out):
+        x = f"o{q}"
+        for j in range(L):
+            lines.append(f"{pad}%ix{tag}_{x}_{j} = arith.addi %at{tag}_{x}, %lo_{x}_{j} : i64")
+            lines.append(f"{pad}%p{tag}_{x}_{j} = llvm.getelementptr %{x}[%ix{tag}_{x}_{j}] "
+                         f": (!llvm.ptr, i64) -> !llvm.ptr, i32")
+            lines.append(f"{pad}llvm.store %r{tag}#{q * L + j}, %p{tag}_{x}_{j}{align} : {vt}, !llvm.ptr")
+
+
+def _driver(name, L, n_in, n_out, lanes) -> str:
+    """`@<name>_run` (any strides, one element a step) or, for lanes > 1,
+    `@<name>_vrun` (unit column strides: `lanes` elements a step, then a scalar tail)."""
     ops = [f"o{k}" for k in range(n_out)] + [f"i{k}" for k in range(n_in)]
     params = ", ".join(f"%{x}: !llvm.ptr, %ls_{x}: i64, %os_{x}: i64, %is_{x}: i64" for x in ops)
-    lines = [f"  func.func @{name}_run({params}, %o_begin: i64, %o_end: i64, %n_inner: i64) {{",
+    entry = f"{name}_run" if lanes == 1 else f"{name}_vrun"
+    lines = [f"  func.func @{entry}({params}, %o_begin: i64, %o_end: i64, %n_inner: i64) {{",
              "    %c0 = arith.constant 0 : index",
              "    %c1 = arith.constant 1 : index",
+             f"    %cl = arith.constant {lanes} : index",
              "    %ob = arith.index_cast %o_begin : i64 to index",
              "    %oe = arith.index_cast %o_end : i64 to index",
-             "    %ni = arith.index_cast %n_inner : i64 to index"]
+             "    %ni = arith.index_cast %n_inner : i64 to index",
+             "    %nr = arith.remui %ni, %cl : index",
+             "    %nv = arith.subi %ni, %nr : index"]
     for x in ops:
         for j in range(L):
             lines.append(f"    %k_{x}_{j} = arith.constant {j} : i64")
@@ -55,41 +89,36 @@ def _driver(func) -> str:
               "      %o64 = arith.index_cast %o : index to i64"]
     for x in ops:
         lines.append(f"      %row_{x} = arith.muli %o64, %os_{x} : i64")
-    lines += ["      scf.for %i = %c0 to %ni step %c1 {",
-              "        %i64 = arith.index_cast %i : index to i64"]
-    args = []
-    for x in ops:
-        lines.append(f"        %col_{x} = arith.muli %i64, %is_{x} : i64")
-        lines.append(f"        %at_{x} = arith.addi %row_{x}, %col_{x} : i64")
-    for k in range(n_in):
-        x = f"i{k}"
-        for j in range(L):
-            lines.append(f"        %ix_{x}_{j} = arith.addi %at_{x}, %lo_{x}_{j} : i64")
-            lines.append(f"        %p_{x}_{j} = llvm.getelementptr %{x}[%ix_{x}_{j}] : (!llvm.ptr, i64) -> !llvm.ptr, i32")
-            lines.append(f"        %w_{x}_{j} = llvm.load %p_{x}_{j} : !llvm.ptr -> i32")
-            args.append(f"%w_{x}_{j}")
-    n_res = n_out * L
-    types_in = ", ".join(["i32"] * len(args))
-    types_out = ", ".join(["i32"] * n_res)
-    lines.append(f"        %r:{n_res} = func.call @{name}({', '.join(args)}) : ({types_in}) -> ({types_out})")
-    for q in range(n_out):
-        x = f"o{q}"
-        for j in range(L):
-            lines.append(f"        %ix_{x}_{j} = arith.addi %at_{x}, %lo_{x}_{j} : i64")
-            lines.append(f"        %p_{x}_{j} = llvm.getelementptr %{x}[%ix_{x}_{j}] : (!llvm.ptr, i64) -> !llvm.ptr, i32")
-            lines.append(f"        llvm.store %r#{q * L + j}, %p_{x}_{j} : i32, !llvm.ptr")
-    lines += ["      }", "    }", "    return", "  }"]
+    loops = [("", "%c0", "%ni", "%c1", 1, name)] if lanes == 1 else \
+        [("v", "%c0", "%nv", "%cl", lanes, f"{name}_v{lanes}"), ("", "%nv", "%ni", "%c1", 1, name)]
+    for tag, lo, hi, step, width, callee in loops:
+        lines.append(f"      scf.for %i{tag} = {lo} to {hi} step {step} {{")
+        lines.append(f"        %i64{tag} = arith.index_cast %i{tag} : index to i64")
+        for x in ops:
+            lines.append(f"        %col{tag}_{x} = arith.muli %i64{tag}, %is_{x} : i64")
+            lines.append(f"        %at{tag}_{x} = arith.addi %row_{x}, %col{tag}_{x} : i64")
+        _element(lines, 8, callee, L, n_in, n_out, width, tag)
+        lines.append("      }")
+    lines += ["    }", "    return", "  }"]
     return "\n".join(lines)
 
 
 def wrap(module) -> str:
-    """The limb module plus an element-loop driver per kernel (still `scf`/`arith`)."""
+    """The limb module plus element-loop drivers (still `scf`/`arith`)."""
     body = str(module).strip()
     assert body.startswith("module {") and body.endswith("}")
-    drivers = "\n".join(_driver(f) for f in module.body.operations)
+    drivers = []
+    for f in module.body.operations:
+        if "zktensor.kind" not in f.operation.attributes:
+            continue                          # an outlined helper (fmul), not a kernel
+        name, L, n_in, n_out, lanes = _attrs(f)
+        if lanes == 1:
+            drivers.append(_driver(name, L, n_in, n_out, 1))
+        else:
+            drivers.append(_driver(name[: name.rindex("_v")], L, n_in, n_out, lanes))
     # kernel bodies become private so that inlining leaves only the drivers
     inner = body[len("module {"):-1].replace("func.func @kernel_", "func.func private @kernel_")
-    return "module {\n" + inner + "\n" + drivers + "\n}"
+    return "module {\n" + inner + "\n" + "\n".join(drivers) + "\n}"
 
 
 def lower(text: str, ctx):

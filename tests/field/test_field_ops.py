@@ -1,0 +1,101 @@
+"""Every field x operation x strategy x target, exactly against Python integers.
+
+One fused program per case computes all the operations at once (so each case
+compiles one kernel), on random values plus edge values (0, 1, p-1, R mod p,
+2^32-1, 2^k ± 1). The CPU target runs every strategy, also with its vector
+and IFMA lowerings switched off; the Triton kernels run under the interpreter
+(TRITON_INTERPRET=1) on the CPU.
+"""
+import random
+
+import pytest
+
+import zktensor as zt
+from zktensor.algebra import FIELD_NAMES
+
+from tests.field.values import sample
+
+LOOP_EXP = 2 ** 40 + 2 ** 33 + 12345      # two 32-bit chunks: the scf.for lowering of pow
+
+
+def everything(a, b):
+    return a + b, a - b, a * b, -a, a.square(), a ** 5, a * b - b * b + 3, b - a + a
+
+
+def expected(p, x, y):
+    return [(x + y) % p, (x - y) % p, x * y % p, -x % p, x * x % p, pow(x, 5, p),
+            (x * y - y * y + 3) % p, y]
+
+
+def check_program(name, n, strategy, target, fn=everything, oracle=expected, seed=1):
+    F = zt.field(name)
+    xs = sample(F.p, n, seed)
+    ys = xs[:]
+    random.Random(seed + 1).shuffle(ys)
+    with zt.config(strategy=strategy, target=target):
+        a, b = F.tensor(xs), F.tensor(ys)
+        assert a.to_ints() == xs and b.to_ints() == ys          # to_mont / from_mont
+        outs = zt.jit(fn)(a, b)
+        got = [o.to_ints() for o in outs]
+    for k in range(len(got)):
+        want = [oracle(F.p, x, y)[k] for x, y in zip(xs, ys)]
+        bad = [i for i in range(n) if got[k][i] != want[i]]
+        assert not bad, f"{name} {strategy}/{target}: output {k} wrong at {bad[:5]} " \
+                        f"(x={xs[bad[0]]}, y={ys[bad[0]]})"
+
+
+@pytest.mark.parametrize("strategy", ["int64", "int32", "fp64"])
+def test_cpu(field_name, strategy):
+    check_program(field_name, 1003, strategy, "cpu")
+
+
+@pytest.mark.parametrize("lanes,ifma", [("1", "0"), ("8", "0")])
+@pytest.mark.parametrize("strategy", ["int32", "fp64"])
+@pytest.mark.parametrize("name", ["bn254.fr", "bls12_381.fq", "mnt4753.fr"])
+def test_cpu_scalar_and_fma_split_paths(monkeypatch, name, strategy, lanes, ifma):
+    monkeypatch.setenv("ZKTENSOR_CPU_LANES", lanes)
+    monkeypatch.setenv("ZKTENSOR_CPU_IFMA", ifma)
+    check_program(name, 203, strategy, "cpu")
+
+
+@pytest.mark.parametrize("strategy", ["int32", "fp64"])
+def test_triton_interpreted(field_name, strategy):
+    check_program(field_name, 100, strategy, "triton")
+
+
+@pytest.mark.parametrize("strategy", ["int32", "fp64"])
+@pytest.mark.parametrize("name", ["bn254.fr", "bls12_381.fr"])
+def test_triton_pow_loop(name, strategy):
+    check_program(name, 40, strategy, "triton", fn=lambda a, b: a ** LOOP_EXP,
+                  oracle=lambda p, x, y: [pow(x, LOOP_EXP, p)])
+
+
+@pytest.mark.parametrize("strategy", ["int64", "int32", "fp64"])
+def test_cpu_inverse_and_pow_loop(field_name, strategy):
+    F = zt.field(field_name)
+    xs = [x for x in sample(F.p, 300, 7) if x]
+    with zt.config(strategy=strategy):
+        a = F.tensor(xs)
+        assert a.inverse().to_ints() == [pow(x, -1, F.p) for x in xs]
+        assert zt.batch_inverse(a).to_ints() == [pow(x, -1, F.p) for x in xs]
+        assert (a ** LOOP_EXP).to_ints() == [pow(x, LOOP_EXP, F.p) for x in xs]
+        assert (a ** -3).to_ints() == [pow(x, -3, F.p) for x in xs]
+        assert (a ** 0).to_ints() == [1] * len(xs)
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 4099])
+def test_batch_inverse_sizes(n):
+    F = zt.field("bn254.fr")
+    xs = [random.Random(n).randrange(1, F.p) for _ in range(n)]
+    got = zt.batch_inverse(F.tensor(xs))
+    assert got.to_ints() == [pow(x, -1, F.p) for x in xs]
+
+
+def test_batch_inverse_keeps_shape():
+    F = zt.field("bls12_381.fr")
+    a = F.random((3, 50), generator=__import__("torch").Generator().manual_seed(3))
+    a = a + (a == 0).to(__import__("torch").int32).sum().item() * 0 + 0
+    vals = a.to_ints()
+    if any(v == 0 for row in vals for v in row):
+        pytest.skip("drew a zero")
+    assert zt.batch_inverse(a).to_ints() == [[pow(v, -1, F.p) for v in row] for row in vals]

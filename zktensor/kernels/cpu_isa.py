@@ -1,0 +1,42 @@
+"""What the host CPU offers the CPU target: vector lanes and AVX-512 IFMA.
+
+`ZKTENSOR_CPU_LANES` (1, 4 or 8) and `ZKTENSOR_CPU_IFMA` (0/1) override the
+detection, e.g. to test the scalar and the FMA-split vector paths on an IFMA
+machine.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+
+
+@functools.lru_cache(maxsize=1)
+def _flags() -> frozenset:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_options(strategy: str) -> dict:
+    flags = _flags()
+    if platform.machine() not in ("x86_64", "AMD64"):
+        lanes, ifma = 1, False
+    elif "avx512f" in flags:
+        lanes, ifma = 8, "avx512ifma" in flags
+    elif "avx2" in flags:
+        lanes, ifma = 4, False
+    else:
+        lanes, ifma = 1, False
+    lanes = int(os.environ.get("ZKTENSOR_CPU_LANES", lanes))
+    ifma = bool(int(os.environ.get("ZKTENSOR_CPU_IFMA", int(ifma)))) and lanes == 8
+    if strategy != "fp64":
+        # int64: no 64x64->128 vector multiply. int32: 8-lane u32 products were
+        # no faster than IFMA here and took LLVM minutes on 753-bit kernels.
+        lanes = 1
+    return {"lanes": lanes, "ifma": ifma and strategy == "fp64"}
