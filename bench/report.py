@@ -234,7 +234,7 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
     head = ["system", "op", "strategy", "target", "threads", "size", "median", "min",
             unit if not rate else f"{unit} (median)"]
     if rate:
-        head.insert(7, "per item")
+        head.insert(8, "per item (median)")
     head += ["clean runs", "× vs gnark-crypto", "× vs arkworks"]
     if show_machine:
         head.append("machine")
@@ -243,11 +243,11 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
         cells = [
             r["system"] + (f" {r['version']}" if r.get("version") else ""),
             r["op"], r["strategy"] or "—", r["target"], str(r["threads"]), fmt_size(r["size"]),
-            fmt_time(r["median_s"]),
+            fmt_time(r["median_s"]), fmt_time(r["min_s"]),
         ]
         if rate:
             cells.append(fmt_time(r["median_s"] / r["size"]))
-        cells += [fmt_time(r["min_s"]), fmt_rate(_rate(r)), _runs_cell(r)]
+        cells += [fmt_rate(_rate(r)), _runs_cell(r)]
         for peer in PEER_SYSTEMS:
             if r["system"] == peer:
                 cells.append("—")
@@ -387,7 +387,9 @@ def generate_report(
         "same size; throughput ratio for multiplication); > 1 means faster. "
         "Marks: `*` peer measured with another thread count, `†` peer measured on another machine; "
         "an op name in brackets is the peer op compared with when it differs from the row's. "
-        "`clean runs` k/n: k undisturbed runs of n tried; `⚠` none was undisturbed (figures from disturbed runs).",
+        "`clean runs` k/n: k undisturbed runs of n tried; `⚠` none was undisturbed (figures from disturbed runs). "
+        "The disturbance test allows at least 20 ms of other processes' CPU per run (/proc/stat counts 10 ms "
+        "ticks), so it cannot see disturbance of runs shorter than about 0.33 s on 2 cores.",
         "",
         "## Machines and files",
         "",

@@ -28,7 +28,7 @@ def _tables(md: str) -> dict[str, list[list[str]]]:
 
 @pytest.fixture
 def results(tmp_path):
-    write_results("peers", peer_rows(), CPU_MACHINE, results_dir=tmp_path)
+    write_results("peers", peer_rows(), CPU_MACHINE, results_dir=tmp_path, notes="synthetic peer figures")
     write_results("zk_cpu", zk_cpu_rows(), CPU_MACHINE, results_dir=tmp_path)
     write_results("zk_gpu", zk_gpu_rows(), GPU_MACHINE, results_dir=tmp_path)
     return tmp_path
@@ -51,6 +51,7 @@ def test_report_tables_and_plots(results):
     assert sum(n_rows[k.split(" (")[0]] for k in keys) == len(peer_rows()) + len(zk_cpu_rows()) + len(zk_gpu_rows())
     # both machines are listed, the GPU file lives in gpu/
     assert "gpu/zk_gpu.json" in md and "Test GPU" in md
+    assert "- `peers.json`: synthetic peer figures" in md
     # one PNG per table, non-trivial, linked from the report
     for k in keys:
         assert re.search(r"!\[.*\]\(plots/[\w.-]+\.png\)", md)
