@@ -53,20 +53,6 @@ def _f_cross(P, Q):
     return P.cross(Q)
 
 
-def _f_dbl_add(R, P):
-    T = R.double()
-    h, r = T.cross(P)
-    return T, T + P, h, r
-
-
-def _f_double_n(n):
-    def f(P):
-        for _ in range(n):
-            P = P.double()
-        return P
-    return f
-
-
 def _f_norm(G):
     """The norm of ZZZ (itself over Fq): what to invert for the affine form."""
     beta = _beta(G)
@@ -352,14 +338,21 @@ class PointTensor:
         m = flat.shape[2]
         inf = _is_id(G, flat)
         xy = torch.zeros((G.L, 2 * G.degree, m), dtype=torch.int32, device=self.device)
+        d = G.degree
         if m and not bool(inf.all()):
-            norm = msm_ec.run(G.params, "norm", ("xyzz",), _f_norm(G.params), comps(flat))[0]
-            one = G._one_col(self.device).reshape(G.L, 1).expand(G.L, m)
-            norm = torch.where(inf.reshape(1, m), one, norm)
-            from .ops.elementwise import batch_inverse
-            inv = batch_inverse(FieldTensor(G.F, norm.contiguous())).data
-            outs = msm_ec.run(G.params, "to_affine", ("xyzz", "fq"), _f_affine, comps(flat) + [inv])
-            xy = torch.stack(outs, dim=1)
+            # already affine (ZZ = ZZZ = 1, as G.tensor and from_bytes make them): no inversion
+            unit = self.G.identity((1,), device=self.device).data * 0
+            unit[:, 2 * d] = unit[:, 3 * d] = G._one_col(self.device).reshape(G.L, 1)
+            if bool(torch.all((flat[:, 2 * d:] == unit[:, 2 * d:]) | inf.reshape(1, 1, m))):
+                xy = flat[:, :2 * d].clone()
+            else:
+                norm = msm_ec.run(G.params, "norm", ("xyzz",), _f_norm(G.params), comps(flat))[0]
+                one = G._one_col(self.device).reshape(G.L, 1).expand(G.L, m)
+                norm = torch.where(inf.reshape(1, m), one, norm).contiguous()
+                from .kernels.msm_inverse import batch_inverse
+                inv = batch_inverse(G.F, norm)
+                outs = msm_ec.run(G.params, "to_affine", ("xyzz", "fq"), _f_affine, comps(flat) + [inv])
+                xy = torch.stack(outs, dim=1)
             xy[:, :, inf] = 0
         return xy.reshape((G.L, 2 * G.degree) + tuple(self.shape)), inf.reshape(self.shape)
 
@@ -407,10 +400,7 @@ class PointTensor:
         """2^times · P (XYZZ doubling is complete: the identity and 2-torsion go to O)."""
         if times < 0:
             raise ValueError("times must be >= 0")
-        flat = self._flat()
-        for chunk in _chunks(times, 16):
-            flat = double_n(self.G, flat, chunk)
-        return PointTensor(self.G, flat.reshape(self.data.shape))
+        return PointTensor(self.G, double_n(self.G, self._flat(), times).reshape(self.data.shape))
 
     def __mul__(self, k) -> "PointTensor":
         return scalar_mul(self, k)
@@ -438,12 +428,6 @@ class PointTensor:
 # -- batched complete operations on flat data (L, K, m) -------------------------------------
 
 
-def _chunks(n: int, size: int):
-    while n > 0:
-        yield min(n, size)
-        n -= size
-
-
 def _broadcast(A: PointTensor, B: PointTensor):
     batch = tuple(torch.broadcast_shapes(A.shape, B.shape))
     a = _align(A.data, batch).reshape(A.G.L, A.G.K, -1)
@@ -469,11 +453,13 @@ def _cross(G, A, B):
 
 
 def double_n(G: GroupSpace, flat: torch.Tensor, n: int) -> torch.Tensor:
-    """2^n·P for flat XYZZ data, n doublings fused into one kernel."""
-    if n == 0 or flat.shape[2] == 0:
+    """2^n·P for flat XYZZ data (n launches of one doubling kernel: one kernel to compile)."""
+    if flat.shape[2] == 0:
         return flat
-    outs = msm_ec.run(G.params, ("double", n), ("xyzz",), _f_double_n(n), comps(flat))
-    return torch.stack(outs, dim=1)
+    for _ in range(n):
+        outs = msm_ec.run(G.params, "double", ("xyzz",), _f_double, comps(flat))
+        flat = torch.stack(outs, dim=1)
+    return flat
 
 
 def set_identity(G: GroupSpace, flat: torch.Tensor, mask: torch.Tensor) -> None:
@@ -555,20 +541,13 @@ def scalar_mul(P: PointTensor, k) -> PointTensor:
         nb_ = (-PointTensor(G, base)).data
         base = torch.where(negm.reshape(1, 1, m), nb_, base)
     R = G.identity((m,), device=P.device).data
-    idP = _is_id(G, base)
-    K, d = G.K, G.degree
     for i in range(bits.shape[1]):
+        R = double_n(G, R, 1)
         col = bits[:, i]
         if not bool(col.any()):
-            R = double_n(G, R, 1)
             continue
-        outs = msm_ec.run(G.params, "dbl_add", ("xyzz", "xyzz"), _f_dbl_add, comps(R) + comps(base))
-        T = torch.stack(outs[:K], dim=1)
-        S = torch.stack(outs[K:2 * K], dim=1)
-        h = torch.stack(outs[2 * K:2 * K + d], dim=1)
-        r = torch.stack(outs[2 * K + d:], dim=1)
-        S = fix_sum(G, S, h, r, T, base, idB=idP)
-        R = torch.where(col.reshape(1, 1, -1), S, T) if col.numel() > 1 else (S if bool(col[0]) else T)
+        S = add_complete(G, R, base)
+        R = torch.where(col.reshape(1, 1, -1), S, R) if col.numel() > 1 else S
     return PointTensor(G, R.reshape((G.L, G.K) + batch))
 
 

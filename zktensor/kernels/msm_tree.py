@@ -132,20 +132,34 @@ def from_points_xy(xy: torch.Tensor) -> torch.Tensor:
     return xy.permute(1, 0, 2).reshape(C * L, m).contiguous()
 
 
+def take_cols(t: torch.Tensor, idx: np.ndarray) -> torch.Tensor:
+    """t[..., idx] along the last dimension (numpy's take on the CPU: several times faster
+    than torch's index_select for these gathers)."""
+    if t.device.type == "cpu":
+        return torch.from_numpy(np.take(t.numpy(), idx, axis=t.dim() - 1))
+    return t.index_select(t.dim() - 1, torch.from_numpy(idx).to(t.device))
+
+
 def exceptional(XL, XR, infL, infR, d, L):
     """Columns with an identity operand or equal x (P = ±Q), or None. Equal x is looked for
-    on the lowest word first, so the full comparison only touches candidates."""
-    cand = infL | infR | (XL[0] == XR[0])
+    on the lowest word first, so the full comparison only touches candidates. infL/infR may
+    be None (no identity operands)."""
+    cand = XL[0] == XR[0]
+    if infL is not None:
+        cand |= infL | infR
     if not bool(cand.any()):
         return None
     idx = torch.nonzero(cand).reshape(-1)
-    same = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
-    idx = idx[same | infL[idx] | infR[idx]]
+    keep = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
+    if infL is not None:
+        keep |= infL[idx] | infR[idx]
+    idx = idx[keep]
     return idx if len(idx) else None
 
 
 def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: torch.Tensor,
-              out: torch.Tensor, block: int = 4, inverse_block: int = 4, n: int | None = None) -> torch.Tensor:
+              out: torch.Tensor, block: int = 4, inverse_block: int = 4, n: int | None = None,
+              stats: dict | None = None) -> torch.Tensor:
     """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
     `block`, with identity flags; returns the sums' identity flags. XR is modified:
     exceptional pairs get x_R = x_L + 1 before the shared inversion and are recomputed
@@ -162,6 +176,7 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
     assert m % B == 0, "pad the pairs to a multiple of the block"
     q = m // B
     n = m if n is None else n
+    clock = _Clock(stats)
     sp = exceptional(XL, XR, infL, infR, d, L)
     if sp is not None:
         orig = XR[:, sp].clone()
@@ -176,10 +191,16 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
         cols = slice(j * q, (j + 1) * q)
         xs += _views(XL, C, cols) + _views(XR, C, cols)
         outs += _views(out, C, cols)
+    clock.tick("tree_exc")
     pre = msm_ec.run(G, ("tree_up", B), ("affine",) * (2 * B), _f_up(B), xs)
+    clock.tick("tree_up")
     t = batch_inverse(GS.F, pre[-1], inverse_block)
+    clock.tick("tree_inv")
     msm_ec.run(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
                _f_down_add(B), [t] + xs + list(pre[:-1]), out=outs)
+    clock.tick("tree_down")
+    if infL is None:
+        infL = infR = torch.zeros(m, dtype=torch.bool, device=XL.device)
     sinf = infL & infR
     if sp is not None:
         # exceptional pairs, recomputed with complete XYZZ arithmetic
@@ -210,16 +231,17 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
     cur_idx = np.asarray(idx, dtype=np.int64)
     lens = np.asarray(lens, dtype=np.int64)
     cur_table, cur_inf = table, tinf
+    any_inf = bool(tinf.any())
     B = block
     clock = _Clock(stats)
     while True:
         starts = np.cumsum(lens) - lens
         one = lens == 1
         if one.any():
-            src = torch.from_numpy(cur_idx[starts[one]]).to(dev)
+            src = cur_idx[starts[one]]
             dst = torch.from_numpy(seg[one]).to(dev)
-            out[:, dst] = cur_table.index_select(1, src)
-            out_inf[dst] = cur_inf[src]
+            out[:, dst] = take_cols(cur_table, src)
+            out_inf[dst] = take_cols(cur_inf, src)
         live = lens >= 2
         if not live.any():
             break
@@ -235,7 +257,7 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         ri = np.empty(Pp, dtype=np.int64)
         li[:P] = cur_idx[lpos]
         ri[:P] = cur_idx[lpos + 1]
-        li[P:] = ri[P:] = li[0]                    # padding pairs (P + P): discarded
+        li[P:], ri[P:] = li[0], ri[0]              # padding pairs (copies of pair 0): discarded
         pass_src = cur_idx[(starts + lens - 1)[odd]]
         npass = len(pass_src)
         new_lens = npairs + odd
@@ -244,19 +266,22 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         new_idx[np.repeat(new_starts, npairs) + rank] = np.arange(P, dtype=np.int64)
         new_idx[new_starts[odd] + npairs[odd]] = Pp + np.arange(npass, dtype=np.int64)
         clock.tick("tree_index")
-        lt, rt = torch.from_numpy(li).to(dev), torch.from_numpy(ri).to(dev)
-        XL = cur_table.index_select(1, lt)
-        XR = cur_table.index_select(1, rt)
+        XL = take_cols(cur_table, li)
+        XR = take_cols(cur_table, ri)
         new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)
-        new_inf = torch.empty(Pp + npass, dtype=torch.bool, device=dev)
+        new_inf = torch.zeros(Pp + npass, dtype=torch.bool, device=dev)
         if npass:
-            ps = torch.from_numpy(pass_src).to(dev)
-            new_table[:, Pp:] = cur_table.index_select(1, ps)
-            new_inf[Pp:] = cur_inf[ps]
+            new_table[:, Pp:] = take_cols(cur_table, pass_src)
+            if any_inf:
+                new_inf[Pp:] = take_cols(cur_inf, pass_src)
+        infL = take_cols(cur_inf, li) if any_inf else None
+        infR = take_cols(cur_inf, ri) if any_inf else None
         clock.tick("tree_gather")
-        new_inf[:Pp] = add_pairs(GS, XL, XR, cur_inf[lt], cur_inf[rt], new_table[:, :Pp], B, inverse_block,
-                                 n=P)
-        clock.tick("tree_add")
+        clock.tick("tree_gather")
+        new_inf[:Pp] = add_pairs(GS, XL, XR, infL, infR, new_table[:, :Pp], B, inverse_block,
+                                 n=P, stats=stats)
+        any_inf = bool(new_inf.any())
+        clock.tick("tree_fix")
         if stats is not None:
             stats.setdefault("levels", []).append(P)
         cur_table, cur_inf, cur_idx, lens = new_table, new_inf, new_idx, new_lens

@@ -20,10 +20,13 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    batch-affine additions (`kernels.msm_tree`: each level one batched addition
    launch sharing one inversion). The tree balances load by construction: a
    level's work is its pairs, whatever the buckets' sizes.
-4. Offset point D: every bucket also receives D (a fixed multiple of the
-   generator), so no bucket is empty and the reduction runs without identity
-   cases; D's total, (N(N+1)/2)·sum_m 2^(m·c)·D, is cancelled exactly by adding
-   D to the bases with the opposite scalar.
+4. Bucket offsets: bucket v of every row also receives U_v = s_v·g (`bucket_offsets`,
+   pseudo-random multiples of the generator g), so no bucket is empty and no two
+   buckets or partial sums are equal by construction: the reduction's fused
+   kernels then meet no identity and no P = ±Q unless the input is built for it
+   (those cases are still found and recomputed exactly). The offsets' total,
+   sum_m 2^(m·c)·sum_v v·s_v·g, is cancelled by adding g to the bases with the
+   opposite scalar.
 5. Bucket reduction by blocked parallel suffix sums (`kernels.msm_reduce`).
 6. Windows combined by Horner (c doublings fused into one launch per window).
 
@@ -42,6 +45,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from ..config import config as zt_config
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
@@ -56,19 +60,37 @@ class MSMConfig:
     chunks       K, lanes per bucket row in the bucket reduction (power of two <= 2^(c-1))
     checkpoint   M for `msm_prepare`: windows between stored weighted bases
     sparse       split scalars 0 and 1 off the Pippenger path
-    offset       put the offset point D in every bucket (see module docstring)
-    inverse_block  B of the blocked batch inversion (`kernels.msm_inverse`)
+    offset       put an offset point in every bucket (see module docstring)
+    tree_block   pairs per block in a tree level's fused inversion+addition launches
+    inverse_block  B of the blocked batch inversion of the block products (`kernels.msm_inverse`)
     cost_affine / cost_bucket   cost-model weights: one batch-affine addition, and one
-                 bucket's share of the reduction, in the same (arbitrary) unit
+                 bucket's share (its offset entry and its suffix-sum step), in the same unit
+                 (measured on the CPU target: a tree addition ~120 ns, a bucket ~310 ns a thread)
+    strategy     multiplication strategy of every kernel; None: `auto_strategy`
     """
     window: int | None = None
     chunks: int | None = None
     checkpoint: int | None = None
     sparse: bool = True
     offset: bool = True
-    inverse_block: int = 8
+    tree_block: int = 4
+    inverse_block: int = 4
     cost_affine: float = 1.0
-    cost_bucket: float = 5.0
+    cost_bucket: float = 2.6
+    strategy: str | None = None
+
+
+def auto_strategy(GS: GroupSpace, device) -> str | None:
+    """fp64 where the CPU target has 8-lane AVX-512 IFMA kernels (about 4x the int64
+    kernels' throughput here) and the field is at most 384 bits; else the default."""
+    if torch.device(device).type != "cpu" or GS.F.bits > 384:
+        return None
+    try:
+        from ..kernels.cpu_isa import cpu_options
+    except ImportError:
+        return None
+    o = cpu_options("fp64")
+    return "fp64" if o.get("lanes") == 8 and o.get("ifma") else None
 
 
 def n_windows(bits: int, c: int) -> int:
@@ -104,19 +126,35 @@ def choose_chunks(N: int) -> int:
     return 1 << ((N.bit_length() - 1) // 2)
 
 
-# -- the offset point D ------------------------------------------------------------------------
+# -- bucket offsets ---------------------------------------------------------------------------
 
-_D_SCALAR = 0x9E3779B97F4A7C15F39CC0605CEDC834    # fixed, odd, no structure relied on
 _offsets: dict = {}
 
 
-def offset_point(GS: GroupSpace, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """D = _D_SCALAR·g as affine data (L, 2d, 1) (cached per group and device)."""
-    key = (GS.name, str(device))
+def bucket_offsets(GS: GroupSpace, c: int, chunks: int, device):
+    """Offset points U_v = s_v·g (v = 1..N, g the generator), one per bucket, and
+    sum_v v·s_v mod r. s_v = a_j + b_k for v - 1 = k·Lc + j with a (Lc values) and b
+    (K values) drawn once per process from a CSPRNG: U costs Lc + K scalar
+    multiplications and one batched addition, and its points obey no linear relation
+    with small coefficients that the bucket reduction could meet (so empty buckets,
+    which would otherwise all be equal, are not). Cached per (group, c, K, device)."""
+    key = (GS.name, c, chunks, str(device))
     if key not in _offsets:
-        D = scalar_mul(GS.generator(device=device), _D_SCALAR)
-        xy, inf = D.reshape(1).affine()
-        _offsets[key] = (xy, inf)
+        import secrets
+        N = 1 << (c - 1)
+        K = chunks
+        Lc = N // K
+        r = GS.r
+        a = [secrets.randbelow(r) for _ in range(Lc)]
+        b = [secrets.randbelow(r) for _ in range(K)]
+        g = GS.generator((Lc + K,), device=device)
+        ab = scalar_mul(g, a + b)
+        U = ab[:Lc].reshape(1, Lc) + ab[Lc:].reshape(K, 1)        # (K, Lc): U[k, j]
+        xy, inf = U.reshape(N).affine()
+        if bool(inf.any()):   # probability ~N/r
+            raise AssertionError("bucket offset is the identity")
+        total = sum((k * Lc + j + 1) * (a[j] + b[k]) for k in range(K) for j in range(Lc)) % r
+        _offsets[key] = (xy, total)
     return _offsets[key]
 
 
@@ -161,40 +199,57 @@ def scalar_words(GS: GroupSpace, scalars) -> np.ndarray:
     return np.frombuffer(bytes(buf), dtype="<u4").reshape(len(rows), n, Lr)
 
 
-def signed_digits(words: np.ndarray, c: int, W: int) -> np.ndarray:
-    """Signed c-bit digits (W, m) int32 of scalars given as words (m, Lr): sum_t d_t 2^(t c)."""
+def window_widths(bits: int, c: int) -> list[int]:
+    """Widths of the n_windows(bits, c) signed-digit windows, balanced (each c or c - 1, the
+    wider ones low): a top window of a few bits would gather all n digits into a few
+    buckets, and their trees would take log2(n) levels."""
+    W = n_windows(bits, c)
+    base, extra = divmod(bits + 1, W)
+    return [base + 1] * extra + [base] * (W - extra)
+
+
+def signed_digits(words: np.ndarray, c, W: int | None = None) -> np.ndarray:
+    """Signed digits (W, m) int32 of scalars given as words (m, Lr), window t of width
+    c_t (`c` an int: all windows c bits; or a list of widths): sum_t d_t 2^(c_0 + ... + c_{t-1}),
+    |d_t| <= 2^(c_t - 1)."""
+    widths = [c] * W if isinstance(c, int) else list(c)
     m, Lr = words.shape
     w = np.ascontiguousarray(words.T).astype(np.uint64)
-    out = np.empty((W, m), dtype=np.int32)
+    out = np.empty((len(widths), m), dtype=np.int32)
     carry = np.zeros(m, dtype=np.int64)
-    half, mask = 1 << (c - 1), (1 << c) - 1
-    for t in range(W):
-        j, s = divmod(t * c, 32)
+    off = 0
+    for t, ct in enumerate(widths):
+        half, mask = 1 << (ct - 1), (1 << ct) - 1
+        j, s = divmod(off, 32)
         v = (w[j] >> np.uint64(s)) if j < Lr else np.zeros(m, dtype=np.uint64)
-        if j + 1 < Lr and s + c > 32:
+        if j + 1 < Lr and s + ct > 32:
             v = v | (w[j + 1] << np.uint64(32 - s))
         v = (v & np.uint64(mask)).astype(np.int64) + carry
         carry = (v > half).astype(np.int64)
-        out[t] = v - (carry << c)
+        out[t] = v - (carry << ct)
+        off += ct
     if carry.any():
         raise AssertionError("signed recoding overflowed its windows")
     return out
 
 
 class MSMBases:
-    """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j, plus
-    the offset point D's weighted copies, as one affine table with its negation."""
+    """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j (and the
+    same for the generator, which cancels the bucket offsets), their negations and the
+    bucket offsets, as one affine table."""
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
-                 checkpoint: int, config: MSMConfig):
-        self.G, self.window, self.checkpoint, self.config = GS, window, checkpoint, config
+                 checkpoint: int, chunks: int, config: MSMConfig):
+        self.G, self.window, self.config = GS, window, config
         self.n = xy.shape[2]
         bits = GS.r.bit_length()
         self.W = n_windows(bits, window)
         self.M = min(checkpoint, self.W)
         self.J = -(-self.W // self.M)
+        self.chunks = chunks
         self.base_inf = inf
-        self.table, self.tinf = _weighted_table(GS, xy, inf, window, self.M, self.J, config)
+        self.table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J,
+                                                                   chunks)
 
     def __len__(self):
         return self.n
@@ -203,13 +258,14 @@ class MSMBases:
         return self.table.numel() * 4
 
 
-def _weighted_table(GS, xy, inf, c, M, J, cfg):
-    """Affine table (L, 2d, 2·J·(n+1)): [Q_0 | Q_1 | ... | Q_{J-1} | -(same)], Q_j = 2^(j M c)·[P, D]."""
+def _weighted_table(GS, xy, inf, c, M, J, chunks):
+    """Limb-major affine table (2d·L, 2·J·(n+1) + N) and identity flags:
+    [Q_0 | ... | Q_{J-1} | -Q_0 | ... | -Q_{J-1} | U_1..U_N], Q_j = 2^(j·M·c)·[P_0..P_{n-1}, g]."""
     L, C2, n = xy.shape
     dev = xy.device
-    Dxy, Dinf = offset_point(GS, dev)
-    base_xy = torch.cat([xy, Dxy], dim=2)
-    base_inf = torch.cat([inf, Dinf])
+    gxy, ginf = GS.generator((1,), device=dev).affine()
+    base_xy = torch.cat([xy, gxy], dim=2)
+    base_inf = torch.cat([inf, ginf])
     parts, infs = [base_xy], [base_inf]
     cur = GS.from_affine(base_xy, base_inf, check=False)
     for _ in range(1, J):
@@ -221,15 +277,16 @@ def _weighted_table(GS, xy, inf, c, M, J, cfg):
     pinf = torch.cat(infs)
     negy = -FieldTensor(GS.F, pos[:, GS.degree:].reshape(L, -1).contiguous())
     neg = torch.cat([pos[:, :GS.degree], negy.data.reshape(L, GS.degree, -1)], dim=1)
-    return torch.cat([pos, neg], dim=2), torch.cat([pinf, pinf])
+    uxy, total = bucket_offsets(GS, c, chunks, dev)
+    N = uxy.shape[2]
+    table = torch.cat([pos, neg, uxy], dim=2)                                 # (L, 2d, T)
+    table = table.permute(1, 0, 2).reshape(-1, table.shape[2]).contiguous()  # limb-major (2d·L, T)
+    tinf = torch.cat([pinf, pinf, torch.zeros(N, dtype=torch.bool, device=dev)])
+    return table, tinf, total
 
 
 def double_n_many(GS, data, n):
-    while n > 0:
-        k = min(n, 16)
-        data = double_n(GS, data, k)
-        n -= k
-    return data
+    return double_n(GS, data, n)
 
 
 def msm_prepare(points, window: int | None = None, checkpoint: int | None = None,
@@ -248,8 +305,12 @@ def msm_prepare(points, window: int | None = None, checkpoint: int | None = None
     _check_window(c)
     W = n_windows(bits, c)
     M = min(M or 1, W)
-    xy, inf = points.affine()
-    return MSMBases(GS, xy, inf, c, M, replace(cfg, window=c, checkpoint=M))
+    N = 1 << (c - 1)
+    K = min(cfg.chunks or choose_chunks(N), N)
+    strategy = cfg.strategy or auto_strategy(GS, points.device)
+    with zt_config(strategy=strategy):
+        xy, inf = points.affine()
+        return MSMBases(GS, xy, inf, c, M, K, replace(cfg, window=c, checkpoint=M, chunks=K))
 
 
 def _check_window(c):
@@ -263,10 +324,22 @@ def _check_window(c):
 def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = None) -> PointTensor:
     """sum_i scalars[i]·points[i] as a 0-d PointTensor; (B, n) scalars give a (B,) PointTensor.
 
-    points: a 1-D PointTensor, a list of affine points (tuples, None = identity) with `group`
-    given through a PointTensor, or `MSMBases` from `msm_prepare`. scalars: a FieldTensor of
-    the group's scalar field, or Python ints in [0, r) (a list, or a list of lists)."""
+    points: a 1-D PointTensor (e.g. G.tensor(list of affine points)) or `MSMBases` from
+    `msm_prepare`. scalars: a FieldTensor of the group's scalar field, or Python ints in
+    [0, r) (a list, or a list of lists). `stats` (a dict) receives what was chosen (window,
+    chunks, ...), the tree's level sizes and wall/CPU seconds per phase."""
     cfg = config or MSMConfig()
+    G = points.G if isinstance(points, (PointTensor, MSMBases)) else None
+    dev = (points.table.device if isinstance(points, MSMBases) else
+           points.device if isinstance(points, PointTensor) else torch.device("cpu"))
+    strategy = cfg.strategy or (auto_strategy(G, dev) if G is not None else None)
+    if stats is not None:
+        stats["strategy"] = strategy or "default"
+    with zt_config(strategy=strategy):
+        return _msm(scalars, points, cfg, stats)
+
+
+def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     if isinstance(points, MSMBases):
         bases = points
         GS = bases.G
@@ -287,23 +360,39 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
     squeeze = not (isinstance(scalars, FieldTensor) and len(scalars.shape) == 2) and not (
         not isinstance(scalars, FieldTensor) and len(scalars) and isinstance(list(scalars)[0], (list, tuple)))
     dev = (bases.table.device if bases is not None else points.device)
+    if n == 0:
+        res = GS.identity((Bt,), device=dev)
+        return res[0] if squeeze else res
+    from ..kernels.msm_tree import Clock
+    clock = Clock(stats)
     if bases is None:
         xy, inf = points.affine()
         bits = GS.r.bit_length()
         c = cfg.window or choose_window(max(n, 1), bits, batch=Bt, cfg=cfg)
         _check_window(c)
-        W = n_windows(bits, c)
-        table, tinf = _weighted_table(GS, xy, inf, c, W, 1, cfg)
+        widths = window_widths(bits, c)
+        c = max(widths)
+        W = len(widths)
+        N = 1 << (c - 1)
+        K = min(cfg.chunks or choose_chunks(N), N)
+        table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
         base_inf = inf
         M, J = W, 1
     else:
-        c, W, M, J = bases.window, bases.W, bases.M, bases.J
-        table, tinf, base_inf = bases.table, bases.tinf, bases.base_inf
-    res = _pippenger(GS, table, tinf, base_inf.cpu().numpy(), words, c, W, M, J, cfg, dev, stats)
+        c, W, M, J, K = bases.window, bases.W, bases.M, bases.J, bases.chunks
+        widths = [c] * W
+        table, tinf, base_inf, total = bases.table, bases.tinf, bases.base_inf, bases.offset_total
+    clock.tick("table")
+    res = _pippenger(GS, table, tinf, base_inf.cpu().numpy(), words, c, widths, M, J, K, total, cfg, dev,
+                     stats)
     return res[0] if squeeze else res
 
 
-def _pippenger(GS, table, tinf, base_inf, words, c, W, M, J, cfg, dev, stats):
+def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_total, cfg, dev, stats):
+    """Windows t = j·M + m (checkpoint j, round m); widths[t] bits each (uniform when J > 1, so
+    that a round sits at the same offset in every checkpoint)."""
+    from ..kernels.msm_tree import Clock
+    clock = Clock(stats)
     Bt, n, Lr = words.shape
     r = GS.r
     N = 1 << (c - 1)
@@ -312,16 +401,18 @@ def _pippenger(GS, table, tinf, base_inf, words, c, W, M, J, cfg, dev, stats):
     live = nz & ~base_inf[None, :]
     ones_mask = (one & live) if cfg.sparse else np.zeros_like(one)
     dense = live & ~ones_mask
-    # the offset point's scalar: minus D's total in the buckets
+    W = len(widths)
+    round_off = [sum(widths[:m]) for m in range(M)]          # bit offset of round m
+    # the generator's scalar cancels the bucket offsets: sum_m 2^(off_m) sum_v v·U_v
     if cfg.offset:
-        s = (N * (N + 1) // 2) * sum(1 << (m * c) for m in range(M)) % r
+        s = offset_total * sum(1 << o for o in round_off) % r
         d_words = np.frombuffer(((r - s) % r).to_bytes(4 * Lr, "little"), dtype="<u4")
     else:
         d_words = np.zeros(Lr, dtype=np.uint32)
     all_words = np.concatenate([np.where(dense[:, :, None], words, 0).astype(np.uint32),
                                 np.broadcast_to(d_words, (Bt, 1, Lr))], axis=1)   # (B, n+1, Lr)
     n1 = n + 1
-    digits = signed_digits(all_words.reshape(Bt * n1, Lr), c, W).reshape(W, Bt, n1)
+    digits = signed_digits(all_words.reshape(Bt * n1, Lr), widths).reshape(W, Bt, n1)
     # rows r = m·B + b (round m of batch b); columns j·(n+1) + i (checkpoint j, base i)
     if J * M != W:
         digits = np.concatenate([digits, np.zeros((J * M - W, Bt, n1), dtype=np.int32)])
@@ -330,8 +421,6 @@ def _pippenger(GS, table, tinf, base_inf, words, c, W, M, J, cfg, dev, stats):
     mags = np.abs(dg).astype(np.uint16)
     order = np.argsort(mags, axis=1, kind="stable")
     smag = np.take_along_axis(mags, order, axis=1)
-    counts = np.zeros((rows, N + 1), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(rows), J * n1), smag.ravel()), 1) if False else None
     counts = np.bincount((np.arange(rows, dtype=np.int64)[:, None] * (N + 1) + smag).ravel(),
                          minlength=rows * (N + 1)).reshape(rows, N + 1)
     sel = smag.ravel() > 0
@@ -347,33 +436,36 @@ def _pippenger(GS, table, tinf, base_inf, words, c, W, M, J, cfg, dev, stats):
         mask = np.ones(len(idx), dtype=bool)
         mask[d_pos] = False
         idx[mask] = entries
-        idx[d_pos] = n                                       # D at checkpoint 0, positive
+        idx[d_pos] = 2 * J * n1 + np.tile(np.arange(N, dtype=np.int64), rows)   # U_v
     else:
         lens, idx = seg_counts, entries
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
-    K = min(cfg.chunks or choose_chunks(N), N)
     Lc = N // K
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
     dest = (v0 % Lc) * (K * rows) + (v0 // Lc) * rows + rr
-    from ..kernels.msm_tree import segment_sums
+    from ..kernels.msm_tree import segment_sums, to_points
     from ..kernels.msm_reduce import reduce_buckets
+    clock.tick("digits_sort")
     buckets, binf = segment_sums(GS, table, tinf.to(dev), idx, lens, dest=dest, out_cols=S,
-                                 block=cfg.inverse_block, stats=stats)
+                                 block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
+    clock = Clock(stats)
     T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
+    clock.tick("reduce")
     # Horner over rounds
     res = T[:, :, (M - 1) * Bt:M * Bt]
     for m in range(M - 2, -1, -1):
-        res = double_n_many(GS, res, c)
+        res = double_n_many(GS, res, round_off[m + 1] - round_off[m])
         res = add_complete(GS, res, T[:, :, m * Bt:(m + 1) * Bt])
     # the ones, summed apart
     if ones_mask.any():
         ob, oi = np.nonzero(ones_mask)
         ones_xy, ones_inf = segment_sums(GS, table, tinf.to(dev), oi.astype(np.int64),
                                          np.bincount(ob, minlength=Bt).astype(np.int64),
-                                         block=cfg.inverse_block, stats=None)
-        res = add_complete(GS, res, GS.from_affine(ones_xy, ones_inf, check=False).data)
+                                         block=cfg.tree_block, inverse_block=cfg.inverse_block)
+        res = add_complete(GS, res, to_points(GS, ones_xy, ones_inf).data)
+    clock.tick("combine")
     if stats is not None:
-        stats.update(window=c, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=S,
+        stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=S,
                      entries=int(len(idx)), ones=int(ones_mask.sum()), dense=int(dense.sum()))
     return PointTensor(GS, res.contiguous())

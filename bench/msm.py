@@ -1,0 +1,199 @@
+"""MSM benchmark: zktensor's `zt.msm` against gnark-crypto and arkworks, same machine, same run.
+
+    python -m bench.msm                                   # BN254 G1 2^10..2^20 dense + sparse, 2 threads
+    python -m bench.msm --curves bn254.g1,bls12_381.g1 --log-sizes 16,18 --threads 2 --peers
+    python -m bench.msm --log-sizes 16 --prepared         # also GZKP prepared bases (precompute timed apart)
+    python -m bench.msm --no-save --runs 3
+
+Each (group, size, scalar kind) is measured in a fresh subprocess so that its
+peak memory (VmHWM of that process, with the baseline of an idle process
+subtracted) belongs to it alone. Scalars: `dense` uniform in [0, r); `sparse`
+90% zeros and ones (45% each, as in witness MSMs) and 10% uniform. Bases: 2^k
+distinct subgroup points (sums Q_i + R_j of random multiples of the generator;
+how they were made does not matter to the MSM).
+
+Timing: `bench.common.time_runs` (one warm-up call, which also absorbs kernel
+compilation and the per-process bucket offsets, then `--runs` clean runs).
+`--peers` runs gnark-crypto's and arkworks's MSM programs (`bench.peers`) in
+the same invocation; otherwise the newest peer rows in bench/results/peers.json
+are used and the report says so. Ratios are zktensor's median time over the
+peer's for the same curve, size and thread count (below 1: zktensor faster).
+Results: bench/results/msm.json and .csv (bench/results/gpu/ on a GPU machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+try:
+    from bench.common import REPO_ROOT, default_results_dir, machine_info, row_from_timing, time_runs, \
+        write_results, make_row
+except ImportError:  # python bench/msm.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.common import REPO_ROOT, default_results_dir, machine_info, row_from_timing, time_runs, \
+        write_results, make_row
+
+PEER_CURVE = {"bn254": "bn254", "bls12_381": "bls12-381", "mnt4753": "mnt4-753"}
+
+
+def _vm_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def make_bases(G, n: int, seed: int = 1):
+    """n distinct points: all sums Q_i + R_j of two small random sets, as affine XYZZ data."""
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    a = min(n, 256)
+    b = -(-n // a)
+    Q = G.random(a, generator=gen)
+    R = G.random(b, generator=gen)
+    P = (Q.reshape(1, a) + R.reshape(b, 1)).reshape(-1)[:n]
+    xy, inf = P.affine()
+    return G.from_affine(xy, inf, check=False)
+
+
+def make_scalars(G, n: int, kind: str, seed: int = 2):
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    k = G.Fr.random(n, generator=gen)
+    if kind == "sparse":
+        u = torch.rand(n, generator=gen)
+        zero, one = u < 0.45, (u >= 0.45) & (u < 0.9)
+        k.data[:, zero] = 0
+        k.data[:, one] = G.Fr.ones(1).data
+    return k
+
+
+def one(args) -> dict:
+    """Measure one configuration in this process; returns a JSON-able dict."""
+    os.environ["ZKTENSOR_NUM_THREADS"] = str(args.threads)
+    import torch
+    torch.set_num_threads(args.threads)
+    import zktensor as zt
+    base_rss = _vm_kib("VmRSS")
+    G = zt.group(args.group)
+    n = 1 << args.log_size
+    t0 = time.perf_counter()
+    P = make_bases(G, n)
+    k = make_scalars(G, n, args.kind)
+    setup_s = time.perf_counter() - t0
+    cfg = zt.MSMConfig(window=args.window)
+    out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s}
+    stats = {}
+    if args.prepared:
+        t0 = time.perf_counter()
+        bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint)
+        out["prepare_s"] = time.perf_counter() - t0
+        out["prepared_bytes"] = bases.memory_bytes()
+        target = bases
+    else:
+        target = P
+    zt.msm(k, target, cfg, stats=stats)          # stats of one call (after compiling)
+    timing = time_runs(lambda: zt.msm(k, target, cfg), runs=args.runs)
+    out.update(median_s=timing.median_s, min_s=timing.min_s, clean=timing.clean, tried=timing.tried,
+               times_s=timing.all_s, window=stats.get("window"), chunks=stats.get("chunks"),
+               rounds=stats.get("rounds"), entries=stats.get("entries"),
+               phase_s={k2: round(v, 4) for k2, v in stats.get("time", {}).items()},
+               peak_rss_bytes=(_vm_kib("VmHWM") - base_rss) * 1024)
+    return out
+
+
+def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint) -> dict:
+    cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
+           "--kind", kind, "--threads", str(threads), "--runs", str(runs)]
+    if window:
+        cmd += ["--window", str(window)]
+    if prepared:
+        cmd += ["--prepared"] + (["--checkpoint", str(checkpoint)] if checkpoint else [])
+    res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def peer_rows(run_peers: bool, threads: int) -> tuple[list[dict], str]:
+    from bench import peers
+    if run_peers:
+        rows = []
+        for p in ("gnark", "arkworks"):
+            rows += [r.to_row() for r in peers.run_peer(p, "msm", threads)]
+        return rows, "measured in this run"
+    path = default_results_dir() / "peers.json"
+    if not path.exists():
+        return [], "no peer results (run with --peers)"
+    doc = json.loads(path.read_text())
+    rows = [r for r in doc["rows"] if r["op"] == "g1_msm"]
+    return rows, f"from {path.name} ({doc.get('created', '?')}), not this run"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--group", default="bn254.g1", help=argparse.SUPPRESS)
+    ap.add_argument("--log-size", type=int, default=16, help=argparse.SUPPRESS)
+    ap.add_argument("--kind", default="dense", help=argparse.SUPPRESS)
+    ap.add_argument("--curves", default="bn254.g1", help="groups, comma-separated")
+    ap.add_argument("--log-sizes", default="10,12,14,16,18,20")
+    ap.add_argument("--kinds", default="dense,sparse")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--window", type=int, default=None, help="override the cost model's window")
+    ap.add_argument("--prepared", action="store_true", help="also time GZKP prepared bases")
+    ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
+    ap.add_argument("--peers", action="store_true", help="run gnark-crypto and arkworks in this run")
+    ap.add_argument("--save", default="msm")
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(one(args)))
+        return 0
+
+    prows, peer_note = peer_rows(args.peers, args.threads)
+    rows, lines = [], []
+    for group in args.curves.split(","):
+        curve = group.split(".")[0]
+        op = ("g1" if group.endswith("g1") else "g2") + "_msm"
+        for ls in [int(x) for x in args.log_sizes.split(",")]:
+            for kind in args.kinds.split(","):
+                for prepared in ([False, True] if args.prepared else [False]):
+                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared, args.checkpoint)
+                    n = r["n"]
+                    peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
+                             and p["size"] == n and p["threads"] == args.threads and p["op"] == op}
+                    ratios = {s: r["median_s"] / p["median_s"] for s, p in peers.items()} if kind == "dense" else {}
+                    extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"],
+                             "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
+                             "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note}
+                    if prepared:
+                        extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
+                                     checkpoint=args.checkpoint or 1)
+                    name = op + ("_sparse" if kind == "sparse" else "") + ("_prepared" if prepared else "")
+                    rows.append(make_row("zktensor", name, PEER_CURVE[curve], n, args.threads, r["median_s"],
+                                         r["min_s"], strategy=f"c={r['window']}", target="cpu",
+                                         runs=r["clean"], extra=extra))
+                    ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
+                    line = (f"{group:14s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
+                            f"{r['median_s'] * 1e3:9.1f} ms  c={r['window']:<2d} "
+                            f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")
+                    print(line, flush=True)
+                    lines.append(line)
+    for p in prows:
+        rows.append(dict(p))
+    if not args.no_save:
+        path = write_results(args.save, rows, notes=f"zt.msm vs peers; peers {peer_note}; "
+                             f"threads={args.threads}; ratio = zktensor median / peer median")
+        print(f"saved {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+"""zt.msm against naive double-and-add (tests/oracles/ec.py) and py_ecc.
+
+Every group (G1 and G2 of BN254 and BLS12-381, MNT4-753 G1), the edge cases
+the doctrine asks for (identity bases, scalars 0, 1, r - 1, repeated bases,
+all-zero scalars), the algorithm's knobs (window, chunks, blocks, offsets on
+and off, sparse path on and off, GZKP checkpoints), the batched form, inputs
+built to hit the exceptional paths, and the errors.
+"""
+from __future__ import annotations
+
+import pytest
+
+from ec_support import PAIRING_GROUPS, O, oracle_points, scalars
+from tests.oracles import pyecc
+from zktensor.algebra.curves import group as group_record
+import zktensor as zt
+from zktensor.ops.msm import MSMConfig, choose_window, n_windows, signed_digits, scalar_words
+
+
+def _edge_case(name, n=20):
+    """Bases with repeats and identities, scalars with 0, 1, 2, r - 1 and repeats."""
+    g = group_record(name)
+    pts = list(oracle_points(name, 6))
+    bases = [pts[i % len(pts)] for i in range(n)]
+    bases[3] = None
+    bases[7] = bases[8]                       # a repeated base ...
+    ks = scalars(name, n)
+    ks[0], ks[1], ks[2], ks[4] = 0, 1, g.r - 1, 2
+    ks[7] = ks[8]                             # ... with a repeated scalar
+    ks[9] = 1
+    return g, zt.group(name), bases, ks
+
+
+@pytest.mark.parametrize("name", PAIRING_GROUPS + ["mnt4753.g1"])
+def test_msm_matches_oracle(name):
+    g, G, bases, ks = _edge_case(name, 12 if name == "mnt4753.g1" else 20)
+    want = O.msm(g, bases, ks)
+    assert zt.msm(ks, G.tensor(bases)).to_affine() == want
+    assert zt.msm(G.Fr.tensor(ks), G.tensor(bases)).to_affine() == want
+
+
+@pytest.mark.parametrize("name", PAIRING_GROUPS)
+def test_msm_matches_py_ecc(name):
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 5))
+    ks = scalars(name, 5, seed=7)
+    m = pyecc.module(g, optimized=True)
+    want = None
+    for p, k in zip(pts, ks):
+        t = m.multiply(pyecc.to_py_ecc(g, p, True), k)
+        want = t if want is None else m.add(want, t)
+    assert zt.msm(ks, G.tensor(pts), MSMConfig(window=5)).to_affine() == pyecc.from_py_ecc(g, want)
+
+
+CONFIGS = [
+    MSMConfig(window=2),
+    MSMConfig(window=3, chunks=1),
+    MSMConfig(window=5, chunks=16),
+    MSMConfig(window=8, tree_block=1, inverse_block=2),
+    MSMConfig(window=6, tree_block=2, inverse_block=8),
+    MSMConfig(window=4, offset=False),
+    MSMConfig(window=4, sparse=False),
+    MSMConfig(window=16),
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"c{c.window}-K{c.chunks}-B{c.tree_block}"
+                         f"{'' if c.offset else '-nooffset'}{'' if c.sparse else '-nosparse'}")
+def test_msm_configs(cfg):
+    name = "bn254.g1"
+    g, G, bases, ks = _edge_case(name, 24)
+    assert zt.msm(ks, G.tensor(bases), cfg).to_affine() == O.msm(g, bases, ks)
+
+
+@pytest.mark.parametrize("name", ["bn254.g2", "bls12_381.g1"])
+def test_msm_configs_other_groups(name):
+    g, G, bases, ks = _edge_case(name, 16)
+    want = O.msm(g, bases, ks)
+    P = G.tensor(bases)
+    for cfg in (MSMConfig(window=3, offset=False), MSMConfig(window=7, sparse=False, chunks=2)):
+        assert zt.msm(ks, P, cfg).to_affine() == want
+
+
+def test_zero_one_and_sizes():
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 9))
+    P = G.tensor(pts)
+    assert zt.msm([0] * 9, P).to_affine() is None
+    total = None
+    for p in pts:
+        total = O.add(g, total, p)
+    assert zt.msm([1] * 9, P).to_affine() == total
+    assert zt.msm([1] * 9, P, MSMConfig(sparse=False)).to_affine() == total
+    assert zt.msm([5], G.tensor(pts[:1])).to_affine() == O.mul(g, pts[0], 5)
+    assert zt.msm([], G.tensor([])).to_affine() is None
+    assert zt.msm([3, 4], G.tensor([None, None])).to_affine() is None
+    assert zt.msm([g.r - 1] * 2, G.tensor([pts[0], O.neg(g, pts[0])])).to_affine() is None
+
+
+def test_exceptional_inputs():
+    """Every base equal: tree pairs are P + P (doubling) and P + (-P) (identity); without
+    offsets the bucket reduction meets identities and equal sums: all recomputed exactly."""
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    p = oracle_points(name, 1)[0]
+    n = 16
+    P = G.tensor([p] * n)
+    for ks in ([3] * n, [3] * 8 + [g.r - 3] * 8, [2 ** 40 + 7] * n):
+        want = O.mul(g, p, sum(ks) % g.r)
+        for cfg in (MSMConfig(window=3), MSMConfig(window=3, offset=False), MSMConfig(window=6, chunks=1)):
+            stats = {}
+            assert zt.msm(ks, P, cfg, stats=stats).to_affine() == want
+    stats = {}
+    zt.msm([3] * n, P, MSMConfig(window=3, offset=False), stats=stats)
+    assert stats.get("slow_lanes", 0) > 0
+
+
+def test_batched():
+    name = "bls12_381.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 10))
+    rows = [scalars(name, 10, seed=s) for s in range(3)]
+    rows[1] = [0] * 10
+    rows[2][:5] = [1] * 5
+    want = [O.msm(g, pts, r) for r in rows]
+    P = G.tensor(pts)
+    assert zt.msm(rows, P, MSMConfig(window=4)).to_affine() == want
+    got = zt.msm(G.Fr.tensor(rows), P)
+    assert tuple(got.shape) == (3,) and got.to_affine() == want
+
+
+def test_prepared_bases():
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 12))
+    P = G.tensor(pts + [None])
+    for checkpoint in (1, 3, None):
+        bases = zt.msm_prepare(P, window=5, checkpoint=checkpoint)
+        assert bases.M == (checkpoint or 1) and bases.J == -(-bases.W // bases.M)
+        for seed in (1, 2):
+            ks = scalars(name, 13, seed=seed)
+            stats = {}
+            assert zt.msm(ks, bases, stats=stats).to_affine() == O.msm(g, pts + [None], ks)
+            assert stats["rounds"] == bases.M
+    full = zt.msm_prepare(P, window=5, checkpoint=n_windows(g.r.bit_length(), 5))
+    assert full.J == 1
+
+
+def test_signed_digits_recode():
+    import numpy as np
+    name = "bn254.g1"
+    G = zt.group(name)
+    r = G.r
+    ks = [0, 1, r - 1, 2 ** 253, (1 << 254) - 1 - (1 << 254) % 7] + scalars(name, 20)
+    ks = [k % r for k in ks]
+    words = scalar_words(G, ks)[0]
+    for c in (2, 5, 13, 16):
+        W = n_windows(r.bit_length(), c)
+        d = signed_digits(words, c, W)
+        assert np.abs(d).max() <= 1 << (c - 1)
+        assert [sum(int(d[t, i]) << (t * c) for t in range(W)) for i in range(len(ks))] == ks
+
+
+def test_cost_model():
+    # larger inputs take larger windows; every choice is a valid window
+    cs = [choose_window(n, 254) for n in (2 ** 4, 2 ** 10, 2 ** 16, 2 ** 20)]
+    assert cs == sorted(cs) and all(2 <= c <= 16 for c in cs)
+    assert choose_window(2 ** 16, 254, checkpoint=1) >= cs[2]
+
+
+def test_errors():
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    P = G.tensor(list(oracle_points(name, 3)))
+    with pytest.raises(ValueError, match=r"scalar 1 = .* outside \[0, r\)"):
+        zt.msm([1, g.r, 2], P)
+    with pytest.raises(ValueError, match="outside"):
+        zt.msm([1, -1, 2], P)
+    with pytest.raises(TypeError, match="expected an int"):
+        zt.msm([1, 2.0, 2], P)
+    with pytest.raises(ValueError, match="3 points"):
+        zt.msm([1, 2], P)
+    with pytest.raises(ValueError, match="bn254.fr"):
+        zt.msm(zt.field("bn254.fq").tensor([1, 2, 3]), P)
+    with pytest.raises(ValueError, match="1-D"):
+        zt.msm([1, 2, 3, 4], G.tensor([[None, None], [None, None]]))
+    with pytest.raises(TypeError, match="PointTensor"):
+        zt.msm([1], [g.generator])
+    with pytest.raises(ValueError, match="window"):
+        zt.msm([1, 2, 3], P, MSMConfig(window=17))
