@@ -80,16 +80,18 @@ DEFAULT_CONFIG = NTTConfig()
 
 
 def ntt(x: FieldTensor, *, coset=None, input_order: str = "natural", output_order: str = "natural",
-        config: NTTConfig | None = None, **overrides) -> FieldTensor:
+        out: FieldTensor | None = None, config: NTTConfig | None = None, **overrides) -> FieldTensor:
     """The NTT of every row (last dimension) of `x`; with `coset=g`, the
-    evaluations on the coset g·<w> (x scaled by g^j first)."""
-    return _transform(x, False, coset, input_order, output_order, config, overrides)
+    evaluations on the coset g·<w> (x scaled by g^j first). `out`: a tensor
+    of x's field and shape to write the result into (may be x itself).
+    Keyword overrides (B=, G=, algorithm=, ...) replace fields of `config`."""
+    return _transform(x, False, coset, input_order, output_order, out, config, overrides)
 
 
 def intt(x: FieldTensor, *, coset=None, input_order: str = "natural", output_order: str = "natural",
-         config: NTTConfig | None = None, **overrides) -> FieldTensor:
+         out: FieldTensor | None = None, config: NTTConfig | None = None, **overrides) -> FieldTensor:
     """The inverse NTT of every row; with `coset=g`, the inverse of ntt(., coset=g)."""
-    return _transform(x, True, coset, input_order, output_order, config, overrides)
+    return _transform(x, True, coset, input_order, output_order, out, config, overrides)
 
 
 # -- checks ---------------------------------------------------------------------
@@ -121,7 +123,7 @@ def _coset_value(F: FieldSpace, coset) -> int | None:
     return g
 
 
-def _transform(x, inverse, coset, input_order, output_order, config, overrides):
+def _transform(x, inverse, coset, input_order, output_order, out, config, overrides):
     if not isinstance(x, FieldTensor):
         raise TypeError(f"ntt: expected a FieldTensor, got {type(x).__name__}")
     for name, order in (("input_order", input_order), ("output_order", output_order)):
@@ -135,12 +137,40 @@ def _transform(x, inverse, coset, input_order, output_order, config, overrides):
     g = _coset_value(F, coset)
     cfg = replace(config or DEFAULT_CONFIG, **overrides) if overrides else (config or DEFAULT_CONFIG)
     batch = tuple(x.shape[:-1])
+    if out is not None:
+        if not isinstance(out, FieldTensor) or out.F != F:
+            raise TypeError(f"ntt: out must be a {F.name} FieldTensor")
+        if out.shape != x.shape or out.device != x.device:
+            raise ValueError(f"ntt: out has shape {tuple(out.shape)} on {out.device}, expected "
+                             f"{tuple(x.shape)} on {x.device}")
     data = x.data.reshape((F.limbs, -1, n))
     if data.shape[1] == 0:
-        return FieldTensor(F, x.data.clone())
-    plan = Plan(F, n, k, inverse, g, input_order == "bitrev", output_order == "bitrev", x.device)
-    out = run_plan(plan, data, cfg)
-    return FieldTensor(F, out.reshape((F.limbs,) + batch + (n,)))
+        res = x.data.clone()
+    else:
+        plan = Plan(F, n, k, inverse, g, input_order == "bitrev", output_order == "bitrev", x.device)
+        dest = None
+        if out is not None and out.data.is_contiguous() and _separate_or_same(out.data, x.data):
+            dest = out.data.view((F.limbs, -1, n))
+        res = run_plan(plan, data, cfg, dest)
+    if out is None:
+        return FieldTensor(F, res.reshape((F.limbs,) + batch + (n,)))
+    if res.data_ptr() != out.data.data_ptr():
+        out.data.copy_(res.reshape(out.data.shape))
+    return out
+
+
+def _separate_or_same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether a kernel may write a while reading b: no shared bytes, or the very
+    same layout (every pass reads a tile completely before writing it back)."""
+    if a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride():
+        return True
+
+    def span(t):
+        lo = t.data_ptr()
+        hi = lo + t.element_size() * (1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride())))
+        return lo, hi
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a1 <= b0 or b1 <= a0
 
 
 @dataclass(frozen=True)
@@ -174,8 +204,9 @@ class Plan:
         return bitrev_tensor(t) if self.bitrev_out else t
 
 
-def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig) -> torch.Tensor:
-    """data: (L, batch, N) limbs; returns a new (L, batch, N) tensor."""
+def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig, out: torch.Tensor | None = None) -> torch.Tensor:
+    """data: (L, batch, N) limbs; returns a new (L, batch, N) tensor (`out`,
+    a contiguous tensor not overlapping data, when a kernel can write there)."""
     if plan.n == 1:
         return apply_scale(plan, apply_scale(plan, data.clone(), plan.pre_table()), plan.post_table())
     strategy, target = choose(data.device.type)
@@ -185,7 +216,7 @@ def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig) -> torch.Tensor:
             return ntt_triton.ntt_triton(plan, data, cfg, strategy)
         from ..kernels import ntt_cpu
         if strategy == "int64" and ntt_cpu.available(plan):
-            return ntt_cpu.ntt_cpu(plan, data, cfg)
+            return ntt_cpu.ntt_cpu(plan, data, cfg, out)
         if cfg.algorithm == "kernels":
             raise RuntimeError(f"ntt: no NTT kernel for {plan.F.name} 2^{plan.log_n} on this machine "
                                f"(target {target}, strategy {strategy})")
