@@ -9,7 +9,6 @@ from .config import config
 from .jit import jit
 from .ops.elementwise import batch_inverse
 from .ops.ntt import NTTConfig, intt, ntt
-from .ops.ntt import NTTConfig, intt, ntt
 from .tensor import FieldSpace, FieldTensor, cat, field, stack
 from .points import GroupSpace, PointTensor, group
 from .ops.msm import MSMBases, MSMConfig, msm, msm_prepare
@@ -18,4 +17,4 @@ __version__ = "0.1.0"
 
 __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", "stack", "config",
            "ntt", "intt", "NTTConfig",
-           "group", "GroupSpace", "PointTensor", "msm", "msm_prepare", "MSMConfig", "MSMBases", "ntt", "intt", "NTTConfig"]
+           "group", "GroupSpace", "PointTensor", "msm", "msm_prepare", "MSMConfig", "MSMBases"]
