@@ -1,8 +1,10 @@
 """Which strategy and target a computation uses.
 
 Defaults: on a CUDA tensor, Triton kernels with the `int32` strategy; on a CPU
-tensor, the CPU target with the `int64` strategy (64-bit machine words: the
-fastest exact CPU choice measured here, see bench/results). Environment
+tensor, the CPU target with the `fp64` strategy where the CPU has AVX-512
+(8-lane vectors, IFMA products where present: the fastest exact CPU choice
+measured, see bench/results/field.json), else `int64` (64-bit machine words,
+scalar). Environment
 variables ZKTENSOR_STRATEGY and ZKTENSOR_TARGET override the defaults, and
 `zt.config(...)` overrides both for a block:
 
@@ -26,11 +28,16 @@ def choose(device_type: str, strategy: str | None = None, target: str | None = N
         "triton" if device_type == "cuda" else "cpu")
     if device_type == "cuda" and target == "cpu":
         raise ValueError("the CPU target runs on CPU tensors; move the tensor with .to('cpu')")
-    default = "int32" if target == "triton" else "int64"
+    default = "int32" if target == "triton" else _cpu_default()
     strategy = strategy or o.get("strategy") or os.environ.get("ZKTENSOR_STRATEGY") or default
     if target == "triton" and strategy == "int64":
         strategy = "int32"
     return strategy, target
+
+
+def _cpu_default() -> str:
+    from .kernels.cpu_isa import cpu_options
+    return "fp64" if cpu_options("fp64")["lanes"] == 8 else "int64"
 
 
 @contextlib.contextmanager
