@@ -47,6 +47,7 @@ from .cpu_isa import cpu_options
 from .elementwise import _pool, num_threads
 
 LANES = 8
+MIN_PER_THREAD = 1 << 11      # elements: below this a second thread costs more than it saves
 PASSES = ("col_dif", "row_dif", "row_dit", "col_dit")
 
 
@@ -668,12 +669,13 @@ def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> t
                scr.data_ptr(), rowbase.data_ptr(), lanerow.data_ptr(), colperm.data_ptr(), int(nat),
                n1, n2, t0, t1)
 
-        k = min(threads, tiles)
+        k = min(threads, tiles, max(1, (rows * tiles * LANES) // MIN_PER_THREAD))
         if k <= 1:
             work(0, tiles)
             return
         step = -(-tiles // k)
-        futs = [_pool(k).submit(work, lo, min(lo + step, tiles)) for lo in range(0, tiles, step)]
+        futs = [_pool(k).submit(work, lo, min(lo + step, tiles)) for lo in range(step, tiles, step)]
+        work(0, step)                     # the first share on this thread
         for f in futs:
             f.result()
 

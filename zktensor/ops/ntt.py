@@ -215,7 +215,9 @@ def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig, out: torch.Tensor |
             from ..kernels import ntt_triton
             return ntt_triton.ntt_triton(plan, data, cfg, strategy)
         from ..kernels import ntt_cpu
-        if strategy == "int64" and ntt_cpu.available(plan):
+        # the CPU kernels compute with the fp64 strategy's 52-bit limbs (IFMA where
+        # present); every strategy is bit-exact, so they serve either CPU strategy
+        if strategy in ("fp64", "int64") and ntt_cpu.available(plan):
             return ntt_cpu.ntt_cpu(plan, data, cfg, out)
         if cfg.algorithm == "kernels":
             raise RuntimeError(f"ntt: no NTT kernel for {plan.F.name} 2^{plan.log_n} on this machine "

@@ -1,0 +1,140 @@
+"""NTT benchmark: zt.ntt / zt.intt against gnark-crypto and arkworks, same machine, same run.
+
+    python -m bench.ntt                                  # BN254 Fr 2^10..2^22 on the CPU, 2 threads, peers too
+    python -m bench.ntt --log-sizes 16,20 --no-peers     # peers from bench/results/peers.json instead
+    python -m bench.ntt --fields bn254.fr,bls12_381.fr --log-sizes 12,16
+    python -m bench.ntt --device cuda                    # Triton kernels on a GPU (rows go to results/gpu/)
+
+Ops (elements/s = N / median time; one polynomial per call, like the peers):
+  fr_fft          natural order in and out   (gnark: DIF + BitReverse; arkworks: fft_in_place)
+  fr_fft_dif      natural in, bit-reversed out (gnark: Domain.FFT(DIF))
+  fr_fft_inverse  zt.intt, natural order      (compared with the peers' forward FFT)
+  fr_fft_coset    zt.ntt(x, coset=g)          (compared with the peers' forward FFT)
+
+Timing: `bench.common.time_runs` (a warm-up call absorbs kernel compilation
+and twiddle tables; runs during which other processes used more than 3% of
+the cores are discarded and repeated), after `bench.peers.wait_for_quiet`.
+Calls write into a preallocated `out=` tensor, as the peers transform in
+place. `--peers` (default) runs gnark-crypto's and arkworks's FFT programs in
+the same invocation. Ratios are zktensor's median time over the peer's for
+the same size and thread count (below 1: zktensor faster).
+Results: bench/results/ntt.json and .csv (bench/results/gpu/ on a GPU machine).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+try:
+    from bench.common import default_results_dir, make_row, time_runs, write_results
+except ImportError:  # python bench/ntt.py
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from bench.common import default_results_dir, make_row, time_runs, write_results
+
+PEER_CURVE = {"bn254": "bn254", "bls12_381": "bls12-381", "mnt4753": "mnt4-753"}
+OPS = ("fr_fft", "fr_fft_dif", "fr_fft_inverse", "fr_fft_coset")
+# which peer op each of ours is compared with
+PEER_OP = {"fr_fft": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"},
+           "fr_fft_dif": {"gnark-crypto": "fr_fft_dif"},
+           "fr_fft_inverse": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"},
+           "fr_fft_coset": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"}}
+
+
+def peer_rows(run_peers: bool, threads: int) -> tuple[list[dict], str]:
+    from bench import peers
+    if run_peers:
+        rows = []
+        for p in ("gnark", "arkworks"):
+            rows += [r.to_row() for r in peers.run_peer(p, "fft", threads)]
+        return rows, "measured in this run"
+    path = default_results_dir() / "peers.json"
+    if not path.exists():
+        return [], "no peer results (run with --peers)"
+    doc = json.loads(path.read_text())
+    rows = [r for r in doc["rows"] if r["op"].startswith("fr_fft")]
+    return rows, f"from {path.name} ({doc.get('created', '?')}), not this run"
+
+
+def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: int):
+    import torch
+    import zktensor as zt
+    F = zt.field(field)
+    n = 1 << log_n
+    x = F.random((n,), torch.Generator().manual_seed(log_n), device=device)
+    out = F.zeros((n,), device=device)
+    g = F.nqr
+    call = {"fr_fft": lambda: zt.ntt(x, out=out),
+            "fr_fft_dif": lambda: zt.ntt(x, output_order="bitrev", out=out),
+            "fr_fft_inverse": lambda: zt.intt(x, out=out),
+            "fr_fft_coset": lambda: zt.ntt(x, coset=g, out=out)}[op]
+    sync = torch.cuda.synchronize if device == "cuda" else None
+    number = max(1, (1 << 17) >> log_n) if device != "cuda" else max(1, (1 << 20) >> log_n)
+    call()                                   # compile, tables
+    return time_runs(call, runs=runs, number=number, sync=sync)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--fields", default="bn254.fr")
+    ap.add_argument("--log-sizes", default="10,12,14,16,18,20,22")
+    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    ap.add_argument("--no-peers", action="store_true", help="take peer rows from bench/results/peers.json")
+    ap.add_argument("--quiet-wait", type=float, default=120.0,
+                    help="seconds to wait for other processes to go quiet before each size")
+    ap.add_argument("--save", default="ntt")
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+
+    os.environ["ZKTENSOR_NUM_THREADS"] = str(args.threads)
+    import torch
+    torch.set_num_threads(args.threads)
+    from bench import peers as peers_mod
+    import zktensor as zt
+
+    prows, peer_note = peer_rows(not args.no_peers, args.threads)
+    target = "cpu" if args.device == "cpu" else "cuda-triton"
+    rows, lines = [], []
+    for field in args.fields.split(","):
+        curve = PEER_CURVE[field.split(".")[0]]
+        for ls in [int(v) for v in args.log_sizes.split(",")]:
+            if ls > zt.field(field).two_adicity:
+                continue
+            if args.quiet_wait:
+                peers_mod.wait_for_quiet(max_wait_s=args.quiet_wait, echo=False)
+            for op in args.ops.split(","):
+                t = measure(field, ls, op, args.device, args.threads, args.runs)
+                n = 1 << ls
+                ratios = {}
+                for system, pop in PEER_OP[op].items():
+                    ref = [p for p in prows if p["system"] == system and p["op"] == pop
+                           and p["field_or_curve"] == curve and int(p["size"]) == n
+                           and int(p["threads"]) == args.threads]
+                    if ref:
+                        ratios[system] = t.median_s / min(r["median_s"] for r in ref)
+                extra = {"clean": f"{t.clean}/{t.tried}", "ratio_to_peer": ratios, "peers": peer_note,
+                         "peer_ops": PEER_OP[op], "min_ms": round(t.min_s * 1e3, 4)}
+                strategy = "fp64-ifma" if args.device == "cpu" else "int32"
+                rows.append(make_row("zktensor", op, curve, n, args.threads, t.median_s, t.min_s,
+                                     strategy=strategy, target=target, runs=t.clean, version=zt.__version__,
+                                     extra=extra))
+                ratio_txt = "  ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
+                line = (f"{field:13s} 2^{ls:<3d} {op:15s} {t.median_s * 1e3:10.3f} ms "
+                        f"({n / t.median_s / 1e6:7.2f} M elem/s, clean {t.clean}/{t.tried})  {ratio_txt}")
+                print(line, flush=True)
+                lines.append(line)
+    rows += [dict(p) for p in prows]
+    if not args.no_save:
+        path = write_results(args.save, rows, notes=f"zt.ntt vs peers; peers {peer_note}; threads={args.threads}; "
+                             "ratio = zktensor median / peer median (below 1: zktensor faster)")
+        print(f"saved {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
