@@ -88,7 +88,7 @@ def _f_up(B):
             acc = den if acc is None else acc * den
             if j:
                 out.append(acc)
-        return tuple(out)      # p_1 .. p_{B-1}
+        return tuple(out) if B > 1 else (acc,)      # p_1 .. p_{B-1} (B = 1: the denominator)
     return f
 
 
@@ -161,7 +161,8 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
               out: torch.Tensor, block: int = 4, inverse_block: int = 4, n: int | None = None,
               stats: dict | None = None) -> torch.Tensor:
     """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
-    `block`, with identity flags; returns the sums' identity flags. XR is modified:
+    `block`, with identity flags (None: no operand is the identity); returns the sums'
+    identity flags (None: no sum is). XR is modified:
     exceptional pairs get x_R = x_L + 1 before the shared inversion and are recomputed
     after. Columns from n on are padding: computed, never patched."""
     from ..points import PointTensor, add_complete
@@ -199,6 +200,8 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
     msm_ec.run(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
                _f_down_add(B), [t] + xs + list(pre[:-1]), out=outs)
     clock.tick("tree_down")
+    if sp is None:
+        return None if infL is None else infL & infR
     if infL is None:
         infL = infR = torch.zeros(m, dtype=torch.bool, device=XL.device)
     sinf = infL & infR
@@ -210,6 +213,17 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
         out[:, sp] = from_points_xy(xy)
         sinf[sp] = inf
     return sinf
+
+
+def _no_inf(m, dev):
+    """An all-False flag vector (a view of a cached buffer: never written)."""
+    buf = _NO_INF.get(dev)
+    if buf is None or buf.numel() < m:
+        buf = _NO_INF[dev] = torch.zeros(max(m, 1 << 16), dtype=torch.bool, device=dev)
+    return buf[:m]
+
+
+_NO_INF: dict = {}
 
 
 def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
@@ -241,7 +255,10 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
             src = cur_idx[starts[one]]
             dst = torch.from_numpy(seg[one]).to(dev)
             out[:, dst] = take_cols(cur_table, src)
-            out_inf[dst] = take_cols(cur_inf, src)
+            if any_inf:
+                out_inf[dst] = take_cols(cur_inf, src)
+            else:
+                out_inf[dst] = False
         live = lens >= 2
         if not live.any():
             break
@@ -269,18 +286,22 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         XL = take_cols(cur_table, li)
         XR = take_cols(cur_table, ri)
         new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)
-        new_inf = torch.zeros(Pp + npass, dtype=torch.bool, device=dev)
         if npass:
             new_table[:, Pp:] = take_cols(cur_table, pass_src)
-            if any_inf:
-                new_inf[Pp:] = take_cols(cur_inf, pass_src)
         infL = take_cols(cur_inf, li) if any_inf else None
         infR = take_cols(cur_inf, ri) if any_inf else None
         clock.tick("tree_gather")
-        clock.tick("tree_gather")
-        new_inf[:Pp] = add_pairs(GS, XL, XR, infL, infR, new_table[:, :Pp], B, inverse_block,
-                                 n=P, stats=stats)
-        any_inf = bool(new_inf.any())
+        sinf = add_pairs(GS, XL, XR, infL, infR, new_table[:, :Pp], B, inverse_block, n=P, stats=stats)
+        pinf = take_cols(cur_inf, pass_src) if any_inf and npass else None
+        if sinf is None and pinf is None:
+            new_inf, any_inf = _no_inf(Pp + npass, dev), False
+        else:
+            new_inf = torch.zeros(Pp + npass, dtype=torch.bool, device=dev)
+            if sinf is not None:
+                new_inf[:Pp] = sinf
+            if pinf is not None:
+                new_inf[Pp:] = pinf
+            any_inf = bool(new_inf.any())
         clock.tick("tree_fix")
         if stats is not None:
             stats.setdefault("levels", []).append(P)
