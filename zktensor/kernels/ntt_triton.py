@@ -35,7 +35,6 @@ Order in this file: kernel template, host wrapper, reference.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from dataclasses import dataclass

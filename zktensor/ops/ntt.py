@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -56,11 +56,11 @@ class NTTConfig:
     row, or G/S blocks of S columns when the stride S is below G);
     `num_warps` per program; `max_block` caps 2^B·G (registers).
     CPU: `cpu_rows_log` splits N = 2^rows · 2^cols for the two passes (None:
-    half and half); `cpu_unroll` independent butterflies per step (1, 2, 4);
+    `ntt_cpu.default_rows_log`, a little over half); `cpu_unroll` independent butterflies per step (1, 2, 4);
     `threads` (None: all the process may use).
     `algorithm`: "auto", "kernels" or "stages" (one launch per stage).
     """
-    B: int = 4
+    B: int = 3          # 2^3-row tiles: Triton's compile time grows fast with B (minutes at B=4)
     G: int = 32
     num_warps: int = 4
     max_block: int = 1024
@@ -365,7 +365,3 @@ def clear_tables():
 
 __all__ = ["ntt", "intt", "NTTConfig", "check_size", "stage_ntt", "bitrev_index", "bitrev_tensor",
            "powers", "tables", "clear_tables", "Plan", "BF_DIF", "BF_DIT"]
-
-
-def _fields_of_config():  # pragma: no cover - for the autotuner's search space
-    return [f.name for f in fields(NTTConfig)]
