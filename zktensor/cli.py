@@ -1,0 +1,212 @@
+"""The ``zktensor`` command line.
+
+    zktensor prove circuit.zkey witness.wtns proof.json public.json [--r1cs circuit.r1cs]
+                   [--verify] [--no-check] [--profile] [--trace trace.json] [--device cpu|cuda]
+    zktensor verify verification_key.json public.json proof.json
+    zktensor setup circuit.r1cs circuit.zkey [--vk verification_key.json] [--curve bn254|bls12_381]
+    zktensor demo [--profile] [--trace trace.json] [--out DIR]
+
+``prove`` takes rapidsnark's arguments in rapidsnark's order. Exit status: 0 on
+success (``verify``: 0 valid, 1 invalid); 1 when proving fails (a witness that
+does not satisfy the circuit, a file that is not what it should be); 2 for bad
+usage and, for ``verify``, for inputs that are not a key, public signals and a
+proof at all (so 1 keeps snarkjs's meaning, "invalid proof").
+
+Subcommands are the entries of ``COMMANDS``: name -> ``Command(help, configure,
+run)``, where ``configure(parser)`` adds the arguments and ``run(args)`` returns the
+exit status. Another module adds one with ``register(...)`` (``bench``,
+``autotune``); modules named in ``LAZY`` are imported only when their command is
+used, so ``zktensor verify`` does not load the compiler.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Command:
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: dict[str, Command] = {}
+
+# Subcommands defined in other modules: name -> (module, help). The module must call
+# register(name, ...) when imported. Kept here so `zktensor --help` lists them
+# without importing anything heavy.
+LAZY: dict[str, tuple[str, str]] = {
+    "bench": ("zktensor.bench_cli", "run the benchmarks (bench/)"),
+    "autotune": ("zktensor.tune.cli", "tune kernel parameters for this device"),
+}
+
+
+def register(name: str, help: str, configure, run) -> None:
+    COMMANDS[name] = Command(help, configure, run)
+
+
+def _err(msg: str) -> None:
+    print(f"zktensor: error: {msg}", file=sys.stderr)
+
+
+# -- prove ------------------------------------------------------------------------------------
+
+
+def _prove_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("zkey", help="proving key (snarkjs .zkey)")
+    p.add_argument("witness", help="witness (circom .wtns)")
+    p.add_argument("proof", help="where to write proof.json")
+    p.add_argument("public", help="where to write public.json")
+    p.add_argument("--r1cs", help="the circuit's .r1cs: check the witness against every constraint "
+                                  "and name the first failing one")
+    p.add_argument("--verify", action="store_true",
+                   help="verify the proof before writing it (pairings in Python: seconds); catches a "
+                        "bad witness without --r1cs")
+    p.add_argument("--no-check", action="store_true", help="skip the --r1cs witness check")
+    p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
+    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile)")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
+    p.add_argument("--workers", type=int, help="scheduler threads")
+
+
+def _prove(a: argparse.Namespace) -> int:
+    from .groth16.formats import FormatError
+    from .groth16.prover import Prover
+    from .groth16.r1cs_to_qap import WitnessError
+    profile = a.profile or bool(a.trace)
+    try:
+        t0 = time.perf_counter()
+        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers)
+        t1 = time.perf_counter()
+        prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check, verify=a.verify,
+                              profile=profile)
+        t2 = time.perf_counter()
+    except WitnessError as e:
+        _err(str(e))
+        return 1
+    except (FormatError, ValueError, OSError) as e:
+        _err(str(e))
+        return 1
+    if profile:
+        print(f"load key {1e3 * (t1 - t0):.1f} ms, prove {1e3 * (t2 - t1):.1f} ms")
+        print(prover.last_run.table())
+    if a.trace:
+        prover.last_run.write_trace(a.trace)
+        print(f"trace written to {a.trace}")
+    return 0
+
+
+# -- verify -----------------------------------------------------------------------------------
+
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("vk", help="verification_key.json")
+    p.add_argument("public", help="public.json")
+    p.add_argument("proof", help="proof.json")
+
+
+def _verify(a: argparse.Namespace) -> int:
+    from .groth16.formats import FormatError
+    from .groth16.verifier import verify
+    try:
+        ok = verify(a.vk, a.public, a.proof)
+    except (FormatError, ValueError, OSError) as e:
+        _err(str(e))
+        return 2
+    print("OK!" if ok else "Invalid proof")
+    return 0 if ok else 1
+
+
+# -- setup ------------------------------------------------------------------------------------
+
+
+def _setup_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("r1cs", help="the circuit (circom .r1cs)")
+    p.add_argument("zkey", help="where to write the proving key")
+    p.add_argument("--vk", help="where to write verification_key.json (default: next to the "
+                                "zkey, <name>.vk.json)")
+    p.add_argument("--curve", help="bn254 (bn128) or bls12_381 (bls12381): must match the .r1cs's field")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
+
+
+def _setup(a: argparse.Namespace) -> int:
+    from .groth16.formats import FormatError
+    from .groth16.setup import INSECURE_WARNING, setup
+    print(INSECURE_WARNING, file=sys.stderr)
+    try:
+        res = setup(a.r1cs, a.zkey, vk_path=a.vk, curve=a.curve, device=a.device)
+    except (FormatError, ValueError, OSError) as e:
+        _err(str(e))
+        return 1
+    print(f"wrote {res.zkey_path} and {res.vk_path} ({res.curve}, domain 2^{res.power}, "
+          f"{res.n_vars} wires) in {res.seconds:.1f} s")
+    return 0
+
+
+# -- demo -------------------------------------------------------------------------------------
+
+
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", action="store_true", help="also print the per-node table")
+    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph")
+    p.add_argument("--out", metavar="DIR", help="keep proof.json and public.json in DIR")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
+
+
+def _demo(a: argparse.Namespace) -> int:
+    from .groth16.demo import run_demo
+    return run_demo(profile=a.profile, trace=a.trace, out=a.out, device=a.device)
+
+
+register("prove", "make a Groth16 proof (rapidsnark's arguments)", _prove_args, _prove)
+register("verify", "verify a Groth16 proof (exit 0 valid, 1 invalid)", _verify_args, _verify)
+register("setup", "development Groth16 setup: zkey + verification key (INSECURE: one party)",
+         _setup_args, _setup)
+register("demo", "prove and verify the bundled example circuit", _demo_args, _demo)
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="zktensor", description="zktensor: Groth16 over circom/snarkjs files, "
+                                "on tensors")
+    sub = p.add_subparsers(dest="command", metavar="command")
+    names = list(COMMANDS) + [n for n in LAZY if n not in COMMANDS]
+    for name in names:
+        cmd = COMMANDS.get(name)
+        sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1])
+        if cmd:
+            cmd.configure(sp)
+        else:
+            sp.add_argument("args", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in LAZY and argv[0] not in COMMANDS:
+        try:
+            importlib.import_module(LAZY[argv[0]][0])
+        except ImportError as e:
+            _err(f"the {argv[0]} command is not available ({e})")
+            return 2
+    p = parser()
+    a = p.parse_args(argv)
+    if not a.command:
+        p.print_help()
+        return 2
+    cmd = COMMANDS.get(a.command)
+    if cmd is None:
+        _err(f"the {a.command} command is not available")
+        return 2
+    return cmd.run(a)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
