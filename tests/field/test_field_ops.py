@@ -36,6 +36,7 @@ def check_program(name, n, strategy, target, fn=everything, oracle=expected, see
         a, b = F.tensor(xs), F.tensor(ys)
         assert a.to_ints() == xs and b.to_ints() == ys          # to_mont / from_mont
         outs = zt.jit(fn)(a, b)
+        outs = outs if isinstance(outs, tuple) else (outs,)
         got = [o.to_ints() for o in outs]
     for k in range(len(got)):
         want = [oracle(F.p, x, y)[k] for x, y in zip(xs, ys)]
@@ -63,11 +64,10 @@ def test_triton_interpreted(field_name, strategy):
     check_program(field_name, 100, strategy, "triton")
 
 
-@pytest.mark.parametrize("strategy", ["int32", "fp64"])
-@pytest.mark.parametrize("name", ["bn254.fr", "bls12_381.fr"])
+@pytest.mark.parametrize("name,strategy", [("bn254.fr", "fp64"), ("bls12_381.fr", "int32")])
 def test_triton_pow_loop(name, strategy):
-    check_program(name, 40, strategy, "triton", fn=lambda a, b: a ** LOOP_EXP,
-                  oracle=lambda p, x, y: [pow(x, LOOP_EXP, p)])
+    e = 2 ** 9 + 3          # one 32-step scf.for (the interpreter runs ~100 µs per op)
+    check_program(name, 16, strategy, "triton", fn=lambda a, b: a ** e, oracle=lambda p, x, y: [pow(x, e, p)])
 
 
 @pytest.mark.parametrize("strategy", ["int64", "int32", "fp64"])
