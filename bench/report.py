@@ -13,8 +13,11 @@ and curve/field, and writes
 
 Ratios are "times faster than the peer": peer median / row median for the
 same size (rate / peer rate for multiplication groups), so > 1 means the row
-is faster.  The peer row used is the one with the same op name if the peer has
-one, else the group's reference op (see ``REFERENCE_OPS``), measured on the
+is faster.  The peer row used: for multiplication the peer's fastest
+throughput form (a ``*_chain`` row: the peer's chain); otherwise the op with
+the same name if the peer has one, else the group's reference op (see
+``REFERENCE_OPS``); zktensor field names (``mul_array`` on ``bn254.fr``) are
+read as the peers' (``fr_mul_array`` on ``bn254``); measured on the
 same machine and with the same thread count when available (GPU rows compare
 with the peer's largest thread count).  Marks: ``*`` other thread count,
 ``†`` peer measured on another machine.
@@ -112,8 +115,8 @@ def _flatten(docs: Sequence[dict], base: Path) -> tuple[list[dict], "OrderedDict
             row["threads"] = int(r.get("threads") or 1)
             row["strategy"] = r.get("strategy") or ""
             row["target"] = r.get("target") or "cpu"
-            row["_group"] = op_group(str(r["op"]))
-            row["_curve"] = str(r.get("field_or_curve", ""))
+            row["_op"], row["_curve"] = canonical_op_curve(str(r["op"]), str(r.get("field_or_curve", "")))
+            row["_group"] = op_group(row["_op"])
             row["_machine"] = key
             row["_tag"] = machines[key]["tag"]
             row["_file"] = rel
@@ -134,6 +137,25 @@ def _rate(row: dict) -> float:
     return float(v) if v not in (None, "") else row["size"] / row["median_s"]
 
 
+#: Curve names as the peers write them.
+CURVE_ALIASES = {"bls12_381": "bls12-381", "bls12381": "bls12-381", "mnt4753": "mnt4-753", "bn256": "bn254"}
+
+
+def canonical_op_curve(op: str, field_or_curve: str) -> tuple[str, str]:
+    """Map a row's op and field/curve onto the peers' naming: a field given as
+    ``<curve>.<fr|fq>`` (zktensor's field names, e.g. ``bn254.fr``) with an op
+    lacking the ``fr_``/``fq_`` prefix becomes ``fr_<op>`` on ``<curve>``
+    (``mul_array`` on ``bn254.fr`` -> ``fr_mul_array`` on ``bn254``); curve
+    spellings as in ``CURVE_ALIASES``."""
+    curve, _, fld = field_or_curve.partition(".")
+    if fld in ("fr", "fq"):
+        if not op.startswith(("fr_", "fq_")):
+            op = f"{fld}_{op}"
+    else:  # no sub-field, or one we do not know: keep the whole name
+        curve = field_or_curve
+    return op, CURVE_ALIASES.get(curve, curve)
+
+
 def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | None, str]:
     """The peer row to compare ``row`` with, and marks ('*', '†')."""
     group, rate = row["_group"], row["_group"] in RATE_GROUPS
@@ -144,13 +166,18 @@ def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | N
     ]
     if not cands:
         return None, ""
-    same_op = [r for r in cands if r["op"] == row["op"]]
-    if same_op:
-        cands = same_op
+    if rate:
+        # throughput: a dependent chain is compared with chains, anything else
+        # with the peer's fastest throughput form (e.g. gnark's Vector.Mul)
+        if "chain" in row["_op"]:
+            pick = [r for r in cands if "chain" in r["_op"]]
+        else:
+            pick = [r for r in cands if r["_op"] in REFERENCE_OPS.get(group, ())]
     else:
-        pref = [r for r in cands if r["op"] in REFERENCE_OPS.get(group, ())]
-        if pref:
-            cands = pref
+        pick = [r for r in cands if r["_op"] == row["_op"]] or \
+            [r for r in cands if r["_op"] in REFERENCE_OPS.get(group, ())]
+    if pick:
+        cands = pick
     marks = ""
     same_machine = [r for r in cands if r["_machine"] == row["_machine"]]
     if same_machine:
