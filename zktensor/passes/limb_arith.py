@@ -185,6 +185,7 @@ class Fp64Limbs:
         self.e, self.F, self.ifma = e, F, ifma
         self.n = F.limbs52
         self.B = 32 * F.limbs32
+        assert -(-self.B // 52) <= self.n, "one reduction step per row"
         self.p = [e.const(x, "i64") for x in F.limbs(F.p, 52)]
         self.pf = [e.const(float(x), "f64") for x in F.limbs(F.p, 52)]
         self.zero = e.const(0, "i64")
@@ -255,17 +256,21 @@ class Fp64Limbs:
         cols[k + 1] = e.add(cols[k + 1], H)
 
     def mul(self, a, b):
+        """Row by row (FIOS order): after row i's products, column i is complete,
+        so it is reduced at once and only about n+2 columns are ever live."""
         e, n = self.e, self.n
         cols = [self.zero] * (2 * n + 2)
         ax = self._operand(a)
         bx = ax if b is a else self._operand(b)
-        for i in range(n):
-            for j in range(n):
-                self._accumulate(cols, i + j, ax[i], bx[j])
         inv = e.const(self.F.neg_inv(52), "i64")
         px = self.p if self.ifma else self.pf
         k_full, partial = divmod(self.B, 52)
-        for i in range(k_full + (1 if partial else 0)):
+        steps = k_full + (1 if partial else 0)
+        for i in range(n):
+            for j in range(n):
+                self._accumulate(cols, i + j, ax[i], bx[j])
+            if i >= steps:
+                continue
             width = 52 if i < k_full else partial
             m = e.and_(e.mul(cols[i], inv), e.const((1 << width) - 1, "i64"))
             mx = self._operand([m])[0]
