@@ -38,6 +38,7 @@ per lane, a counter track for memory.
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import threading
@@ -377,7 +378,8 @@ class Graph:
             while ready or running:
                 while ready and len(running) < workers and error is None:
                     n = ready.pop(0)
-                    running[pool.submit(run_node, n)] = n
+                    # the caller's context (zt.config(...) around the run) in every worker
+                    running[pool.submit(contextvars.copy_context().run, run_node, n)] = n
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)

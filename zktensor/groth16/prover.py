@@ -52,6 +52,7 @@ import numpy as np
 import torch
 
 from ..ops.elementwise import to_mont
+from ..config import msm_config as msm_config_for
 from ..ops.msm import MSMConfig, msm, msm_prepare
 from ..ops.ntt import intt, ntt
 from ..points import PointTensor, cat as cat_points, group
@@ -85,8 +86,9 @@ class Prover:
 
     zkey: a path or a ZKey. r1cs: a path or an R1CS for the witness check (optional,
     see the module docstring). device: where keys and work live (default: CUDA if
-    present). msm_config: MSMConfig for the MSMs (window, chunks, ...; default: the
-    cost model, one checkpoint, i.e. no GZKP weighted copies). workers: scheduler
+    present). msm_config: MSMConfig for the MSMs (window, chunks, ...; default: per key
+    section, zt.config(msm=...), else the tuning cache (`zktensor autotune`), else the cost
+    model, one checkpoint, i.e. no GZKP weighted copies). workers: scheduler
     threads (default: one per lane on a GPU, the CPU count (at most 4) on a CPU).
     """
 
@@ -104,6 +106,7 @@ class Prover:
         self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
         self.workers = workers
         self.msm_config = msm_config or MSMConfig()
+        self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
         self.shift = coset_shift(self.F, z.domain_size)
         self.load_times: dict[str, float] = {}
 
@@ -146,7 +149,7 @@ class Prover:
         except ValueError as e:
             raise FormatError(f"{self.path}: {sec.name}: {e}") from None
         # one checkpoint: the plain table (bases and negations), no GZKP weighted copies
-        cfg = self.msm_config
+        cfg = msm_config_for(G, n, self.device, prepared=True) if self._tuned_msm else self.msm_config
         checkpoint = cfg.checkpoint or 1 << 10
         return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
 
@@ -226,7 +229,7 @@ class Prover:
     def _msm(self, bases: _Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
             return G.identity(device=self.device)
-        return msm(scalars.contiguous(), bases.prepared, config=self.msm_config)
+        return msm(scalars.contiguous(), bases.prepared, config=None if self._tuned_msm else self.msm_config)
 
     def _blinding(self) -> dict:
         """r, s from the CSPRNG and the blinding terms that need no MSM result:

@@ -2,7 +2,8 @@
 
 `ZKTENSOR_CPU_LANES` (1, 4 or 8) and `ZKTENSOR_CPU_IFMA` (0/1) override the
 detection, e.g. to test the scalar and the FMA-split vector paths on an IFMA
-machine.
+machine; `zt.config(lanes=..., ifma=...)` and the tuning cache may lower them to
+what the CPU has (see `zktensor.config`).
 """
 from __future__ import annotations
 
@@ -33,8 +34,20 @@ def cpu_options(strategy: str) -> dict:
         lanes, ifma = 4, False
     else:
         lanes, ifma = 1, False
+    hw_lanes, hw_ifma = lanes, ifma
     lanes = int(os.environ.get("ZKTENSOR_CPU_LANES", lanes))
-    ifma = bool(int(os.environ.get("ZKTENSOR_CPU_IFMA", int(ifma)))) and lanes == 8
+    ifma = bool(int(os.environ.get("ZKTENSOR_CPU_IFMA", int(ifma))))
+    # zt.config(lanes=, ifma=) over the environment over the tuning cache; only what the CPU has
+    from ..config import tuned_value, user
+    for src in (() if "ZKTENSOR_CPU_LANES" in os.environ else (tuned_value,)) + (user,):
+        v = src("lanes")
+        if v is not None and int(v) in (1, 4, 8) and int(v) <= hw_lanes:
+            lanes = int(v)
+    for src in (() if "ZKTENSOR_CPU_IFMA" in os.environ else (tuned_value,)) + (user,):
+        v = src("ifma")
+        if v is not None:
+            ifma = bool(v) and hw_ifma
+    ifma = ifma and lanes == 8
     if strategy != "fp64":
         # int64: no 64x64->128 vector multiply. int32: 8-lane u32 products were
         # no faster than IFMA here and took LLVM minutes on 753-bit kernels.

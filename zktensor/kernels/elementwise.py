@@ -179,12 +179,13 @@ class CompiledProgram:
         for t, ls, os_, is_ in ops:
             args += [t, ls, os_, is_]
         n_total = n_outer * n_inner
-        grid = (triton_cdiv(n_total, TRITON_BLOCK),)
+        block, launch = launch_options()
+        grid = (triton_cdiv(n_total, block),)
         if interpret:
             with triton_mode(True):
-                kernel[grid](*args, n_inner, n_total, BLOCK=TRITON_BLOCK)
+                kernel[grid](*args, n_inner, n_total, BLOCK=block)
         else:
-            kernel[grid](*args, n_inner, n_total, BLOCK=TRITON_BLOCK)
+            kernel[grid](*args, n_inner, n_total, BLOCK=block, **launch)
 
     def _launch_cpu(self, name, ops, n_outer, n_inner):
         fn = self._cpu_fn(name)
@@ -220,6 +221,16 @@ class CompiledProgram:
                 for lo in range(0, n_outer, step)]
         for f in futs:
             f.result()
+
+
+def launch_options() -> tuple[int, dict]:
+    """BLOCK and the num_warps/num_stages of a Triton elementwise launch: `zt.config(block=,
+    num_warps=, num_stages=)`, else the tuning cache's (see `zktensor.config`), else
+    TRITON_BLOCK and Triton's defaults."""
+    from ..config import get
+    block = int(get("block", TRITON_BLOCK))
+    launch = {k: int(v) for k in ("num_warps", "num_stages") if (v := get(k)) is not None}
+    return block, launch
 
 
 def triton_cdiv(a: int, b: int) -> int:

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from ..config import choose
+from ..config import choose, tuned_scope
 from ..ir.program import trace
 from ..kernels.elementwise import get_program
 from ..tensor import FieldSpace, FieldTensor
@@ -39,10 +39,14 @@ def _program(F: FieldSpace, key, n_inputs: int, fn):
 
 
 def run_program(F: FieldSpace, key, n_inputs: int, fn, datas, out=None, strategy=None, target=None):
-    """Run a traced program over limb tensors; returns the output limb tensors."""
-    strategy, target = choose(datas[0].device.type, strategy, target)
-    compiled = get_program(_program(F, key, n_inputs, fn), strategy, target)
-    return compiled(*datas, out=out)
+    """Run a traced program over limb tensors; returns the output limb tensors. The tuning
+    cache's `mul` entry for this field and size supplies the strategy and launch options
+    where neither the caller nor zt.config nor the environment does (see zktensor.config)."""
+    size = max((d.numel() // max(d.shape[0], 1) for d in datas), default=0)
+    with tuned_scope("mul", F.name, size, datas[0].device):
+        strategy, target = choose(datas[0].device.type, strategy, target)
+        compiled = get_program(_program(F, key, n_inputs, fn), strategy, target)
+        return compiled(*datas, out=out)
 
 
 def apply(name: str, *xs: FieldTensor, out: FieldTensor | None = None) -> FieldTensor:

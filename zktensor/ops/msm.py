@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from ..config import config as zt_config
+from ..config import config as zt_config, msm_config, user as user_config
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
@@ -291,14 +291,15 @@ def double_n_many(GS, data, n):
 
 def msm_prepare(points, window: int | None = None, checkpoint: int | None = None,
                 config: MSMConfig | None = None, n_hint: int | None = None) -> MSMBases:
-    """Precompute GZKP's weighted bases for `points` (a 1-D PointTensor)."""
-    cfg = config or MSMConfig()
+    """Precompute GZKP's weighted bases for `points` (a 1-D PointTensor). Without `config`:
+    zt.config(msm=...), else the tuning cache (op `msm_prepared`), else the cost model."""
     if not isinstance(points, PointTensor):
         raise TypeError("msm_prepare takes a PointTensor of bases")
     GS = points.G
     if len(points.shape) != 1:
         raise ValueError("bases must be a 1-D PointTensor")
     n = points.shape[0]
+    cfg = config or msm_config(GS, n_hint or n, points.device, prepared=True)
     bits = GS.r.bit_length()
     M = checkpoint or cfg.checkpoint
     c = window or cfg.window or choose_window(n_hint or n, bits, checkpoint=M or 1, cfg=cfg)
@@ -327,16 +328,34 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
     points: a 1-D PointTensor (e.g. G.tensor(list of affine points)) or `MSMBases` from
     `msm_prepare`. scalars: a FieldTensor of the group's scalar field, or Python ints in
     [0, r) (a list, or a list of lists). `stats` (a dict) receives what was chosen (window,
-    chunks, ...), the tree's level sizes and wall/CPU seconds per phase."""
-    cfg = config or MSMConfig()
+    chunks, ...), the tree's level sizes and wall/CPU seconds per phase. Without `config`:
+    prepared bases keep the config they were prepared with; otherwise zt.config(msm=...),
+    else the tuning cache, else the cost model."""
     G = points.G if isinstance(points, (PointTensor, MSMBases)) else None
     dev = (points.table.device if isinstance(points, MSMBases) else
            points.device if isinstance(points, PointTensor) else torch.device("cpu"))
+    cfg = config
+    if cfg is None:
+        if isinstance(points, MSMBases):
+            cfg = msm_config(G, points.n, dev, prepared=True) if user_config("msm") else points.config
+        elif isinstance(points, PointTensor) and len(points.shape) == 1:
+            cfg = msm_config(G, points.shape[0], dev, batch=_batch_of(scalars))
+        else:
+            cfg = MSMConfig()
     strategy = cfg.strategy or (auto_strategy(G, dev) if G is not None else None)
     if stats is not None:
         stats["strategy"] = strategy or "default"
     with zt_config(strategy=strategy):
         return _msm(scalars, points, cfg, stats)
+
+
+def _batch_of(scalars) -> int:
+    """Rows of a (B, n) batch of scalars (1 for a vector)."""
+    if isinstance(scalars, FieldTensor):
+        return scalars.shape[0] if len(scalars.shape) == 2 else 1
+    if isinstance(scalars, (list, tuple)) and scalars and isinstance(scalars[0], (list, tuple)):
+        return len(scalars)
+    return 1
 
 
 def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:

@@ -31,13 +31,14 @@ table[H - 1 + j] = w_{2H}^j for H = 1, 2, 4, ..., N/2.
 """
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import torch
 
-from ..config import choose
+from ..config import choose, ntt_config, tuned_scope
 from ..tensor import FieldSpace, FieldTensor, cat
 
 ORDERS = ("natural", "bitrev")
@@ -135,8 +136,11 @@ def _transform(x, inverse, coset, input_order, output_order, out, config, overri
     n = x.shape[-1]
     k = check_size(F, n)
     g = _coset_value(F, coset)
-    cfg = replace(config or DEFAULT_CONFIG, **overrides) if overrides else (config or DEFAULT_CONFIG)
     batch = tuple(x.shape[:-1])
+    tuned = {}
+    if config is None:   # zt.config(ntt=...), else the tuning cache, else the cost model
+        config, tuned = ntt_config(F, n, x.device, batch=math.prod(batch))
+    cfg = replace(config, **overrides) if overrides else config
     if out is not None:
         if not isinstance(out, FieldTensor) or out.F != F:
             raise TypeError(f"ntt: out must be a {F.name} FieldTensor")
@@ -151,7 +155,8 @@ def _transform(x, inverse, coset, input_order, output_order, out, config, overri
         dest = None
         if out is not None and out.data.is_contiguous() and _separate_or_same(out.data, x.data):
             dest = out.data.view((F.limbs, -1, n))
-        res = run_plan(plan, data, cfg, dest)
+        with tuned_scope("ntt", F.name, n, x.device, values=tuned):
+            res = run_plan(plan, data, cfg, dest)
     if out is None:
         return FieldTensor(F, res.reshape((F.limbs,) + batch + (n,)))
     if res.data_ptr() != out.data.data_ptr():

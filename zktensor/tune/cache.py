@@ -1,0 +1,301 @@
+"""The persisted tuning cache: the winners of `zktensor autotune`.
+
+One JSON file, `~/.cache/zktensor/tune.json` (the kernel cache's root, see
+`kernels.cache.cache_root`), or the path in ZKTENSOR_TUNE_CACHE (`off` disables
+reading it). Layout:
+
+    {"format": 1, "zktensor_version": "0.1.0",
+     "entries": {"<device>|<field>|<op>|<bucket>": {
+         "device": "cpu:AMD EPYC 9R14 x2", "field": "bn254.fr", "op": "ntt", "bucket": 4096,
+         "version": "0.1.0", "config": {"cpu_rows_log": 6, "cpu_unroll": 4, ...},
+         "time_s": 1.2e-3, "default_time_s": 1.5e-3, "complete": true,
+         "measured": {"<candidate>": seconds, ...}, "rejected": {"<candidate>": "why"}, ...}}}
+
+- device: `device_name()`: the GPU's name, or the CPU model and the thread count the
+  kernels use; field: a field or group name; op: `mul`, `ntt`, `msm`, `msm_prepared`,
+  with `.b<k>` appended for batched work (k: batch rounded up to a power of two);
+  bucket: the size rounded up to a power of two.
+- Writes are atomic (a temporary file in the same directory, fsync, rename) and merge
+  with what is on disk under a lock file, so two tuners, or a tuner and a crash,
+  never lose each other's entries.
+- A file that is not valid JSON, or was written by another format or zktensor
+  version, is reported with a `TuneCacheWarning` and ignored; the next write moves
+  it aside to `<name>.corrupt` / `<name>.stale-<version>` first.
+- Lookups use the exact bucket, else the nearest tuned bucket within a factor of 4
+  (same device, field, op), else nothing (the cost model decides).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import json
+import math
+import os
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+
+FORMAT = 1
+NEAREST_OCTAVES = 2
+
+
+class TuneCacheWarning(UserWarning):
+    """The tuning cache file could not be used (corrupt, stale, unwritable)."""
+
+
+def version() -> str:
+    from .. import __version__
+    return __version__
+
+
+def cache_path() -> Path | None:
+    """Where the cache lives; None when ZKTENSOR_TUNE_CACHE=off."""
+    env = os.environ.get("ZKTENSOR_TUNE_CACHE", "").strip()
+    if env.lower() in ("off", "0", "none", "false"):
+        return None
+    if env:
+        return Path(os.path.expanduser(env))
+    from ..kernels.cache import cache_root
+    return cache_root() / "tune.json"
+
+
+def bucket(size: int) -> int:
+    """The power of two at or above size (1 for size <= 1)."""
+    size = int(size)
+    return 1 if size <= 1 else 1 << (size - 1).bit_length()
+
+
+def op_key(op: str, batch: int = 1) -> str:
+    return op if batch <= 1 else f"{op}.b{bucket(batch)}"
+
+
+def entry_key(device: str, field: str, op: str, size_bucket: int) -> str:
+    return f"{device}|{field}|{op}|{size_bucket}"
+
+
+@functools.lru_cache(maxsize=8)
+def _cuda_name(index: int) -> str:
+    import torch
+    return torch.cuda.get_device_name(index)
+
+
+@functools.lru_cache(maxsize=1)
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.split(":")[0].strip() in ("model name", "Model", "cpu model"):
+                    return " ".join(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine() or "cpu"
+
+
+def device_name(device=None) -> str:
+    """The cache's device key: `cuda:<GPU name>` or `cpu:<model> x<threads>` (the thread
+    count the CPU kernels use, ZKTENSOR_NUM_THREADS or the affinity mask)."""
+    import torch
+    dev = torch.device(device if device is not None else "cpu")
+    if dev.type == "cuda":
+        idx = dev.index if dev.index is not None else torch.cuda.current_device()
+        return f"cuda:{_cuda_name(idx)}"
+    from ..kernels.elementwise import num_threads
+    return f"cpu:{_cpu_model()} x{num_threads()}"
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class TuneCache:
+    """The entries of one cache file, loaded lazily, reloaded when the file changes."""
+
+    def __init__(self, path: str | os.PathLike | None):
+        self.path = Path(path) if path is not None else None
+        self.entries: dict[str, dict] = {}
+        self.problem: str | None = None     # why the file on disk was ignored
+        self._stamp = None
+        self._lock = threading.RLock()
+        self._index: dict | None = None
+
+    # -- reading -----------------------------------------------------------------------
+    def _file_stamp(self):
+        try:
+            st = self.path.stat()
+            return (st.st_mtime_ns, st.st_size, st.st_ino)
+        except (OSError, AttributeError):
+            return None
+
+    def refresh(self, force: bool = False) -> "TuneCache":
+        """(Re)load the file if it changed since the last load."""
+        with self._lock:
+            stamp = self._file_stamp()
+            if not force and stamp == self._stamp and (stamp is not None or not self.entries):
+                return self
+            self._stamp = stamp
+            self.entries, self.problem = self._read()
+            self._index = None
+            if self.problem:
+                warnings.warn(f"zktensor: ignoring the tuning cache {self.path}: {self.problem}",
+                              TuneCacheWarning, stacklevel=3)
+            return self
+
+    def _read(self) -> tuple[dict, str | None]:
+        if self.path is None or not self.path.exists():
+            return {}, None
+        try:
+            doc = json.loads(self.path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            return {}, f"not a readable JSON file ({e})"
+        if not isinstance(doc, dict) or not isinstance(doc.get("entries"), dict):
+            return {}, "not a tuning cache (no 'entries' object)"
+        if doc.get("format") != FORMAT:
+            return {}, f"format {doc.get('format')!r}, expected {FORMAT}"
+        if doc.get("zktensor_version") != version():
+            return {}, (f"written by zktensor {doc.get('zktensor_version')!r}, this is {version()}: "
+                        "stale (run `zktensor autotune` again)")
+        entries = {k: v for k, v in doc["entries"].items()
+                   if isinstance(v, dict) and isinstance(v.get("config"), dict)}
+        return entries, None
+
+    def _bucket_index(self) -> dict:
+        if self._index is None:
+            idx: dict = {}
+            for e in self.entries.values():
+                try:
+                    idx.setdefault((e["device"], e["field"], e["op"]), []).append(int(e["bucket"]))
+                except (KeyError, TypeError, ValueError):
+                    continue
+            self._index = idx
+        return self._index
+
+    def get(self, device: str, field: str, op: str, size_bucket: int) -> dict | None:
+        return self.entries.get(entry_key(device, field, op, size_bucket))
+
+    def lookup(self, op: str, field: str, size: int, device=None, batch: int = 1,
+               device_key: str | None = None) -> dict | None:
+        """The tuned config (a dict of fields) for op/field/size on device (or the cache's
+        device_key), or None. A batched op falls back to the unbatched entry; a missing bucket
+        to the nearest tuned one within a factor of 4."""
+        self.refresh()
+        if not self.entries:
+            return None
+        dev = device_key or device_name(device)
+        b = bucket(size)
+        for o in dict.fromkeys((op_key(op, batch), op)):
+            e = self.get(dev, field, o, b)
+            if e is None:
+                near = [x for x in self._bucket_index().get((dev, field, o), ())
+                        if abs(math.log2(x) - math.log2(b)) <= NEAREST_OCTAVES]
+                if near:
+                    best = min(near, key=lambda x: (abs(math.log2(x) - math.log2(b)), -x))
+                    e = self.get(dev, field, o, best)
+            if e is not None:
+                return dict(e["config"])
+        return None
+
+    # -- writing -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _file_lock(self):
+        lock = self.path.with_name(self.path.name + ".lock")
+        with open(lock, "a+") as fh:
+            try:
+                import fcntl
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            except (ImportError, OSError):  # pragma: no cover - no flock: best effort
+                pass
+            yield
+
+    def put(self, entry: dict) -> None:
+        """Add or replace one entry and write the file atomically (merged with the entries
+        other processes wrote meanwhile)."""
+        if self.path is None:
+            raise RuntimeError("the tuning cache is disabled (ZKTENSOR_TUNE_CACHE=off)")
+        entry = dict(entry)
+        entry.setdefault("version", version())
+        entry["updated"] = _now()
+        key = entry_key(entry["device"], entry["field"], entry["op"], int(entry["bucket"]))
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._file_lock():
+                disk, problem = self._read()
+                if problem:
+                    self._move_aside(problem)
+                disk[key] = entry
+                self._write(disk)
+                self.entries, self.problem = disk, None
+                self._stamp = self._file_stamp()
+                self._index = None
+
+    def remove(self, predicate) -> int:
+        """Drop the entries for which predicate(entry) is true; returns how many."""
+        with self._lock, self._file_lock():
+            disk, problem = self._read()
+            if problem:
+                self._move_aside(problem)
+            keep = {k: v for k, v in disk.items() if not predicate(v)}
+            self._write(keep)
+            n = len(disk) - len(keep)
+            self.entries, self.problem, self._index = keep, None, None
+            self._stamp = self._file_stamp()
+            return n
+
+    def _move_aside(self, problem: str) -> Path | None:
+        if not self.path.exists():
+            return None
+        suffix = ".corrupt" if "JSON" in problem or "not a tuning" in problem else ".stale"
+        if suffix == ".stale" and "written by zktensor" in problem:
+            try:
+                old = json.loads(self.path.read_text()).get("zktensor_version")
+                suffix += f"-{old}"
+            except Exception:
+                pass
+        dest = self.path.with_name(self.path.name + suffix)
+        n = 1
+        while dest.exists():
+            dest = self.path.with_name(f"{self.path.name}{suffix}.{n}")
+            n += 1
+        os.replace(self.path, dest)
+        warnings.warn(f"zktensor: the tuning cache {self.path} ({problem}) was moved to {dest}; "
+                      "starting a new one", TuneCacheWarning, stacklevel=4)
+        return dest
+
+    def _write(self, entries: dict) -> None:
+        doc = {"format": FORMAT, "zktensor_version": version(),
+               "entries": dict(sorted(entries.items()))}
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(doc, f, indent=1, sort_keys=False)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+_caches: dict = {}
+_caches_lock = threading.Lock()
+
+
+def default_cache() -> TuneCache:
+    """The process-wide cache object for `cache_path()` (one per path)."""
+    path = cache_path()
+    key = str(path)
+    with _caches_lock:
+        c = _caches.get(key)
+        if c is None:
+            c = _caches[key] = TuneCache(path)
+        return c
+
+
+def clear_memory() -> None:
+    """Forget the loaded caches (tests; another process rewrote the file)."""
+    with _caches_lock:
+        _caches.clear()

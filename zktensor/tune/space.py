@@ -1,0 +1,185 @@
+"""Search spaces: the configurations each op's kernels expose on a device.
+
+A `Space` is a base configuration (the cost model's choice, always measured first)
+and axes; the tuner walks the axes one at a time (coordinate descent: every value of
+an axis with the others at the best so far), so the number of candidates is the sum
+of the axes' lengths, not their product, and a run cut short by its budget still
+ends with the best of what the most important axes (first) offered.
+
+Per op and device (values outside what the hardware has are never offered):
+
+| op | CPU | CUDA (Triton) |
+|---|---|---|
+| mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK, num_warps, num_stages |
+| ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, strategy |
+| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split | the same |
+| msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | the same |
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+
+@dataclass
+class Axis:
+    """One knob. Each value is a scalar for `name`, a dict of fields, or a callable
+    (current config) -> dict (values that depend on the others, e.g. a checkpoint
+    interval from the current window)."""
+    name: str
+    values: list
+
+    def apply(self, current: dict, value) -> dict:
+        if callable(value):
+            return {**current, **value(current)}
+        if isinstance(value, dict):
+            return {**current, **value}
+        return {**current, self.name: value}
+
+
+@dataclass
+class Space:
+    base: dict
+    axes: list[Axis] = field(default_factory=list)
+    valid: Callable[[dict], bool] | None = None
+
+    def size(self) -> int:
+        return 1 + sum(len(a.values) for a in self.axes)
+
+
+def canonical(cfg: dict) -> str:
+    """A candidate's identity: its non-None fields as sorted JSON."""
+    return json.dumps({k: v for k, v in cfg.items() if v is not None}, sort_keys=True)
+
+
+def clean(cfg: dict) -> dict:
+    return {k: v for k, v in sorted(cfg.items()) if v is not None}
+
+
+def _uniq(values):
+    out = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def hw_cpu() -> dict:
+    """What the CPU has, independent of zt.config and the tuning cache."""
+    from ..config import config
+    from ..kernels.cpu_isa import cpu_options
+    with config(tuned=False):
+        o = cpu_options("fp64")
+    return o
+
+
+def threads_values(n_threads: int) -> list:
+    vals = [None, 1]
+    t = 2
+    while t < n_threads:
+        vals.append(t)
+        t *= 2
+    return _uniq(vals)
+
+
+# -- mul -----------------------------------------------------------------------------------------
+
+
+def mul_space(device: torch.device, limbs: int, thorough: bool = False) -> Space:
+    from .costmodel import rules
+    if device.type == "cuda":
+        base = {"strategy": "int32", "block": 128, "num_warps": 4, "num_stages": None}
+        return Space(base, [
+            Axis("strategy", ["int32", "fp64"]),
+            Axis("block", [64, 128, 256, 512] + ([1024] if thorough else [])),
+            Axis("num_warps", [1, 2, 4, 8]),
+            Axis("num_stages", [1, 2, 3]),
+        ])
+    hw = hw_cpu()
+    base = {"strategy": rules("mul", None, 0, device)["strategy"], "lanes": hw["lanes"], "ifma": hw["ifma"]}
+    isa = []
+    if hw["lanes"] > 1:
+        isa.append({"strategy": "fp64", "lanes": hw["lanes"], "ifma": hw["ifma"]})
+        if hw["ifma"]:
+            isa.append({"strategy": "fp64", "lanes": hw["lanes"], "ifma": False})
+    isa += [{"strategy": "fp64", "lanes": 1, "ifma": False},
+            {"strategy": "int64", "lanes": 1, "ifma": False},
+            {"strategy": "int32", "lanes": 1, "ifma": False}]
+    if base["strategy"] != "fp64":
+        base = {**base, "lanes": 1, "ifma": False}
+    return Space(base, [Axis("isa", isa)])
+
+
+# -- ntt -----------------------------------------------------------------------------------------
+
+
+def ntt_space(device: torch.device, log_n: int, limbs: int, thorough: bool = False) -> Space:
+    from .costmodel import rules
+    base = dict(rules("ntt", None, 1 << log_n, device))
+    if device.type == "cuda":
+        base.setdefault("strategy", "int32")
+        return Space(base, [
+            Axis("G", [8, 16, 32, 64, 128]),
+            Axis("num_warps", [2, 4, 8]),
+            Axis("B", [2, 3] + ([4] if thorough else [])),
+            Axis("max_block", [512, 1024, 2048]),
+            Axis("strategy", ["int32", "fp64"]),
+        ])
+    hw = hw_cpu()
+    from ..kernels.elementwise import num_threads
+    if log_n >= 6 and hw["lanes"] == 8:
+        d = base.get("cpu_rows_log")
+        rows = [r for r in range(d - 2, d + 3) if 3 <= r <= log_n - 3] if d is not None else []
+        axes = [Axis("cpu_rows_log", rows), Axis("cpu_unroll", [1, 2, 4])]
+        if num_threads() > 1:
+            axes.append(Axis("threads", threads_values(num_threads())))
+        if hw["ifma"]:
+            base["ifma"] = True
+            axes.append(Axis("ifma", [True, False]))
+        if log_n <= 16 or thorough:
+            base["algorithm"] = "auto"
+            axes.append(Axis("algorithm", ["stages"]))
+        return Space(base, axes)
+    # no CPU kernel for this size/CPU: the per-stage algorithm, whose launches a strategy picks
+    mul = mul_space(device, limbs)
+    base = {**base, "algorithm": "stages", **mul.base}
+    return Space(base, mul.axes)
+
+
+# -- msm -----------------------------------------------------------------------------------------
+
+
+def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: bool = False,
+              sparse: bool = False, max_copies: int = 4, thorough: bool = False) -> Space:
+    from ..ops.msm import MAX_WINDOW, auto_strategy, choose_chunks, choose_window, n_windows
+    bits = group.r.bit_length()
+    c0 = choose_window(max(n, 1), bits, batch=max(batch, 1))
+    span = 3 if thorough else 2
+    windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_WINDOW and c != c0]
+    base = {"window": c0}
+    axes = [Axis("window", windows)]
+
+    def chunks_for(factor):
+        return lambda cur: {"chunks": max(1, min(1 << (cur["window"] - 1),
+                                                 int(choose_chunks(1 << (cur["window"] - 1)) * factor)))}
+    axes.append(Axis("chunks", [chunks_for(0.5), chunks_for(2.0)]))
+    if prepared and max_copies > 1:
+        def copies(k):
+            return lambda cur: {"checkpoint": math.ceil(n_windows(bits, cur["window"]) / k)}
+        ks = [k for k in (2, 4, 8, 16) if k <= max_copies]
+        axes.append(Axis("copies", [copies(k) for k in ks]))
+    axes += [Axis("tree_block", [2, 8]), Axis("inverse_block", [2, 8])]
+    if device.type == "cuda":
+        axes.append(Axis("strategy", ["int32", "fp64"]))
+    else:
+        auto = auto_strategy(group, device)
+        base["strategy"] = auto
+        strategies = [s for s in ("fp64", "int64") if s != auto]
+        axes.append(Axis("strategy", strategies))
+    if sparse:
+        axes.append(Axis("sparse", [False]))
+    return Space(base, axes)
