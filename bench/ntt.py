@@ -43,12 +43,12 @@ PEER_OP = {"fr_fft": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_i
            "fr_fft_coset": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"}}
 
 
-def peer_rows(run_peers: bool, threads: int) -> tuple[list[dict], str]:
+def peer_rows(run_peers: bool, threads: int, quiet_wait: float) -> tuple[list[dict], str]:
     from bench import peers
     if run_peers:
         rows = []
         for p in ("gnark", "arkworks"):
-            rows += [r.to_row() for r in peers.run_peer(p, "fft", threads)]
+            rows += [r.to_row() for r in peers.run_peer(p, "fft", threads, wait_quiet_s=quiet_wait or None)]
         return rows, "measured in this run"
     path = default_results_dir() / "peers.json"
     if not path.exists():
@@ -86,7 +86,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
     ap.add_argument("--no-peers", action="store_true", help="take peer rows from bench/results/peers.json")
     ap.add_argument("--quiet-wait", type=float, default=120.0,
-                    help="seconds to wait for other processes to go quiet before each size")
+                    help="at most this many seconds to wait for other processes to go quiet before the peers "
+                         "and before each size (a tenth of it for sizes after the first)")
     ap.add_argument("--save", default="ntt")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
@@ -97,7 +98,7 @@ def main(argv=None) -> int:
     from bench import peers as peers_mod
     import zktensor as zt
 
-    prows, peer_note = peer_rows(not args.no_peers, args.threads)
+    prows, peer_note = peer_rows(not args.no_peers, args.threads, args.quiet_wait)
     target = "cpu" if args.device == "cpu" else "cuda-triton"
     rows, lines = [], []
     for field in args.fields.split(","):
@@ -106,7 +107,8 @@ def main(argv=None) -> int:
             if ls > zt.field(field).two_adicity:
                 continue
             if args.quiet_wait:
-                peers_mod.wait_for_quiet(max_wait_s=args.quiet_wait, echo=False)
+                first = not rows
+                peers_mod.wait_for_quiet(max_wait_s=args.quiet_wait if first else args.quiet_wait / 10, echo=False)
             for op in args.ops.split(","):
                 t = measure(field, ls, op, args.device, args.threads, args.runs)
                 n = 1 << ls

@@ -22,7 +22,7 @@ except ImportError:  # run without the repository root on sys.path
     from tests.oracles import field as ff
 
 import zktensor as zt
-from zktensor.ops.ntt import NTTConfig, bitrev_index, clear_tables, tables
+from zktensor.ops.ntt import NTTConfig, bitrev_index, check_size, clear_tables, tables
 
 FFT_FIELDS = ["bn254.fr", "bls12_381.fr", "mnt4753.fr"]
 SYMPY_FIELDS = ["bn254.fr", "bls12_381.fr"]   # sympy needs a primitive root: p - 1 factored
@@ -258,6 +258,20 @@ def test_cpu_splits_and_unroll(rows_log, unroll):
     assert bool((zt.intt(ref, config=cfg) == x).all())
 
 
+def test_cpu_fma_split_kernels(monkeypatch):
+    """Without IFMA (forced off) the same passes take their products from the
+    FMA split on 8-lane doubles."""
+    from zktensor.kernels import ntt_cpu
+    monkeypatch.setenv("ZKTENSOR_CPU_IFMA", "0")
+    if not ntt_cpu.available(type("P", (), {"device": torch.device("cpu"), "log_n": 7})()):
+        pytest.skip("no 8-lane CPU NTT kernels on this machine")
+    F = zt.field("bn254.fr")
+    x = rand(F, (2, 128), 11)
+    cfg = NTTConfig(algorithm="kernels")
+    assert bool((zt.ntt(x, config=cfg, coset=5) == zt.ntt(x, algorithm="stages", coset=5)).all())
+    assert ntt_cpu.cpu_options("fp64")["ifma"] is False
+
+
 def test_cpu_reference_schedule():
     """The two-pass schedule (on Python ints) is the DFT in natural order."""
     from zktensor.kernels.ntt_cpu import reference
@@ -288,6 +302,10 @@ def test_errors():
         zt.ntt(zt.field("bn254.fq").zeros((4,)))
     with pytest.raises(ValueError, match="2-adicity is 15"):
         zt.ntt(zt.field("mnt4753.fq").zeros((1 << 16,)))
+    mnt = zt.field("mnt4753.fr")
+    assert check_size(mnt, 1 << mnt.two_adicity) == mnt.two_adicity == 30
+    with pytest.raises(ValueError, match=r"2\^31 is too large for mnt4753.fr"):
+        check_size(mnt, 1 << 31)
     with pytest.raises(TypeError, match="FieldTensor"):
         zt.ntt([1, 2, 3, 4])
     with pytest.raises(TypeError, match="FieldTensor"):

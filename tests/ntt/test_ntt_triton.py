@@ -102,3 +102,20 @@ def test_aot_sm90a_no_spills(name, strategy, log_r, C, Q, dit, pre, post):
     assert not rep["spills"], rep
     assert rep["local_bytes"] == 0 and 0 < rep["registers"] <= 255
     assert rep["sass"].get("IMAD", 0) + rep["sass"].get("IMAD.WIDE", 0) > 0
+
+
+# -- on a GPU, when there is one ------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["bn254.fr", "bls12_381.fr"])
+@pytest.mark.parametrize("log_n", [3, 10, 16])
+def test_gpu_matches_cpu(name, log_n):
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    F = zt.field(name)
+    n = 1 << log_n
+    x = rand(F, (2, n), log_n)
+    xg = x.to("cuda")
+    for fn, kw in ((zt.ntt, {}), (zt.ntt, {"coset": 7}), (zt.intt, {}),
+                   (zt.ntt, {"output_order": "bitrev"}), (zt.intt, {"input_order": "bitrev", "coset": 7})):
+        assert bool((fn(xg, **kw).to("cpu") == fn(x, **kw)).all()), (fn.__name__, kw)
+    assert bool((zt.intt(zt.ntt(xg)).to("cpu") == x).all())
