@@ -90,6 +90,7 @@ AOT = [
     # (field, strategy, log_r, C, Q, dit, pre, post)
     ("bn254.fr", "int32", 2, 32, 1, False, 1, 0),
     ("bn254.fr", "int32", 1, 16, 2, True, 0, 1),
+    ("bn254.fr", "fp64", 1, 32, 1, False, 1, 0),
 ]
 
 
@@ -101,7 +102,9 @@ def test_aot_sm90a_no_spills(name, strategy, log_r, C, Q, dit, pre, post):
                                  post=post)
     assert not rep["spills"], rep
     assert rep["local_bytes"] == 0 and 0 < rep["registers"] <= 255
-    assert rep["sass"].get("IMAD", 0) + rep["sass"].get("IMAD.WIDE", 0) > 0
+    assert rep["sass"].get("IMAD", 0) > 0
+    if strategy == "fp64":
+        assert rep["sass"].get("DFMA", 0) > 0
 
 
 # -- on a GPU, when there is one ------------------------------------------------------------
