@@ -9,7 +9,11 @@ and curve/field, and writes
   strategy and target, with the speed ratio to gnark-crypto and to arkworks;
 * ``plots/<group>_<curve>.png``: median time against size on log-log axes,
   one line per system/op/strategy/target/threads (throughput bars for the
-  field-multiplication groups, whose "size" is only a repetition count).
+  field-multiplication groups, whose "size" is only a repetition count), and
+  beside it how many times faster each zktensor series is than each peer at
+  each size (log axes; the table's ``× vs peer`` figures);
+* a "Tuned configurations" table when ``<results>/tune.json`` (a tuning cache
+  written by ``zktensor autotune``) is present.
 
 Ratios are "times faster than the peer": peer median / row median for the
 same size (rate / peer rate for multiplication groups), so > 1 means the row
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import math
 import os
 import re
 import sys
@@ -308,7 +313,26 @@ def _series_label(r: dict, show_machine: bool) -> str:
     return " ".join(parts)
 
 
-def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bool) -> Path:
+def speedup_series(rows: Sequence[dict], all_rows: Sequence[dict], *,
+                   show_machine: bool) -> "OrderedDict[tuple[str, str], list[tuple[int, float]]]":
+    """For every non-peer series and every peer: (size, × faster than the peer) points,
+    the same comparison as the table's `× vs peer` columns. Keys: (series label, peer)."""
+    out: "OrderedDict[tuple[str, str], list[tuple[int, float]]]" = OrderedDict()
+    for r in sorted(rows, key=lambda r: r["size"]):
+        if r["system"] in PEER_SYSTEMS:
+            continue
+        for peer in PEER_SYSTEMS:
+            ref, _marks = find_reference(r, all_rows, peer)
+            if ref is not None:
+                out.setdefault((_series_label(r, show_machine), peer), []).append((r["size"], speed_ratio(r, ref)))
+    return out
+
+
+def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bool,
+               all_rows: Sequence[dict] | None = None) -> Path:
+    """One PNG per group: median time against size on log-log axes (throughput bars for
+    multiplication), and beside it, when the group has zktensor and peer rows, how many
+    times faster each zktensor series is than each peer at each size (log axes, 1 = parity)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -340,15 +364,21 @@ def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bo
         ax.grid(axis="x", alpha=0.3)
         ax.set_title(title, fontsize=11)
     else:
-        fig, ax = plt.subplots(figsize=(9, 5.5))
+        speed = speedup_series(rows, all_rows if all_rows is not None else rows, show_machine=show_machine)
+        if speed:
+            fig, (ax, ax2) = plt.subplots(1, 2, figsize=(15, 5.5), gridspec_kw={"width_ratios": [3, 2]})
+        else:
+            fig, ax = plt.subplots(figsize=(9, 5.5))
         markers = "osD^vP*Xh<>"
+        colors: dict[str, str] = {}
         for i, (lab, rs) in enumerate(series.items()):
             rs = sorted(rs, key=lambda r: r["size"])
             xs = [r["size"] for r in rs]
             ys = [r["median_s"] for r in rs]
             is_peer = rs[0]["system"] in PEER_SYSTEMS
+            colors[lab] = _color(rs[0]["system"])
             ax.plot(xs, ys, marker=markers[i % len(markers)], linestyle="--" if is_peer else "-",
-                    color=_color(rs[0]["system"]), label=lab, linewidth=1.4, markersize=5,
+                    color=colors[lab], label=lab, linewidth=1.4, markersize=5,
                     alpha=0.85 if is_peer else 1.0)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -357,6 +387,28 @@ def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bo
         ax.grid(True, which="both", alpha=0.25)
         ax.set_title(title, fontsize=11)
         ax.legend(fontsize=7, loc="upper left", framealpha=0.85)
+        if speed:
+            style = {"gnark-crypto": ("-", "o"), "arkworks": ("--", "s")}
+            for (lab, peer), pts in speed.items():
+                ls, mk = style.get(peer, (":", "^"))
+                ax2.plot([x for x, _ in pts], [y for _, y in pts], marker=mk, linestyle=ls,
+                         color=colors.get(lab, "#1f77b4"), label=f"{lab} vs {peer}", linewidth=1.4, markersize=5)
+            ax2.axhline(1.0, color="black", linewidth=0.8, linestyle=":")
+            ax2.set_xscale("log", base=2)
+            from matplotlib.ticker import FuncFormatter
+            ys = [y for pts in speed.values() for _, y in pts] + [1.0]
+            if max(ys) / min(ys) >= 8:       # log axis for wide spreads, else linear (readable ticks)
+                ax2.set_yscale("log")
+                ax2.yaxis.set_minor_formatter(FuncFormatter(
+                    lambda v, _: f"{v:g}×" if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""))
+            else:
+                ax2.set_ylim(0, max(ys) * 1.1)
+            ax2.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}×"))
+            ax2.set_xlabel("size (elements / points)")
+            ax2.set_ylabel("× faster than the peer (> 1: zktensor faster)")
+            ax2.grid(True, which="both", alpha=0.25)
+            ax2.set_title("zktensor against each peer", fontsize=11)
+            ax2.legend(fontsize=7, loc="best", framealpha=0.85)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -456,13 +508,48 @@ def generate_report(
         if plots:
             name = f"{_slug(group)}_{_slug(curve)}.png"
             kind = "throughput" if group in RATE_GROUPS else "median time vs size"
-            plot_group(grows, pdir / name, f"{title}: {kind}", show_machine=show_machine)
+            plot_group(grows, pdir / name, f"{title}: {kind}", show_machine=show_machine, all_rows=rows)
             rel = os.path.relpath(pdir / name, out.parent)
             L += [f"![{title}]({rel})", ""]
 
+    L += tuning_section(base)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(L))
     return out
+
+
+def tuning_section(base: Path) -> list[str]:
+    """A table of the tuned configurations in ``<results>/tune.json`` (a copy of the
+    tuning cache that ``zktensor autotune`` wrote, e.g. with
+    ``ZKTENSOR_TUNE_CACHE=bench/results/tune.json``), or nothing without one."""
+    import json
+
+    path = base / "tune.json"
+    if not path.exists():
+        return []
+    try:
+        doc = json.loads(path.read_text())
+        entries = sorted(doc["entries"].values(),
+                         key=lambda e: (e["device"], e["op"], e["field"], int(e["bucket"])))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return ["## Tuned configurations", "", f"`tune.json` could not be read: {_md_escape(e)}", ""]
+    L = ["## Tuned configurations", "",
+         f"Winners of `zktensor autotune` (zktensor {_md_escape(doc.get('zktensor_version', '?'))}), from "
+         "`tune.json`: every candidate was checked against a reference before it was timed; `default` is the "
+         "cost model's configuration measured in the same run.", "",
+         "| device | op | field | size | config | time | default | × | candidates (rejected) |",
+         "|---|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        t, d = e.get("time_s"), e.get("default_time_s")
+        cfg = ", ".join(f"{k}={v}" for k, v in (e.get("config") or {}).items())
+        ratio = f"{d / t:.2f}" if t and d else "—"
+        state = "" if e.get("complete") else " (partial)"
+        L.append(f"| {_md_escape(e['device'])} | {_md_escape(e['op'])} | {_md_escape(e['field'])} | "
+                 f"{fmt_size(int(e['bucket']))} | {_md_escape(cfg)} | {fmt_time(t) if t else '—'} | "
+                 f"{fmt_time(d) if d else '—'} | {ratio} | {len(e.get('measured') or {})} "
+                 f"({len(e.get('rejected') or {})}){state} |")
+    L.append("")
+    return L
 
 
 def main(argv: Sequence[str] | None = None) -> int:
