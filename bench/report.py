@@ -340,9 +340,18 @@ def plot_group(rows: Sequence[dict], path: Path, title: str, *, show_machine: bo
 
     group = rows[0]["_group"]
     _color_state.clear()  # same colours for the same systems in every plot
+    # a series measured at the same size in several results files (e.g. peers re-measured
+    # beside zktensor in bench/ntt.py) becomes one series per file, not a zigzag
+    files_at: dict = defaultdict(set)
+    for r in rows:
+        files_at[(_series_label(r, show_machine), r["size"])].add(r["_file"])
+    split = {lab for (lab, _), fs in files_at.items() if len(fs) > 1}
     series: "OrderedDict[str, list[dict]]" = OrderedDict()
     for r in rows:
-        series.setdefault(_series_label(r, show_machine), []).append(r)
+        lab = _series_label(r, show_machine)
+        if lab in split:
+            lab += f" [{Path(r['_file']).stem}]"
+        series.setdefault(lab, []).append(r)
 
     if group in RATE_GROUPS:
         labels, values, colors = [], [], []
