@@ -99,6 +99,9 @@ def one(args) -> dict:
         target = P
     zt.msm(k, target, cfg, stats=stats)          # stats of one call (after compiling)
     timing = time_runs(lambda: zt.msm(k, target, cfg), runs=args.runs)
+    c0 = time.process_time()
+    zt.msm(k, target, cfg)
+    out["cpu_s"] = time.process_time() - c0          # CPU seconds of one call, all threads
     out.update(median_s=timing.median_s, min_s=timing.min_s, clean=timing.clean, tried=timing.tried,
                times_s=timing.all_s, window=stats.get("window"), chunks=stats.get("chunks"),
                rounds=stats.get("rounds"), entries=stats.get("entries"),
@@ -120,12 +123,12 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint) 
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def peer_rows(run_peers: bool, threads: int) -> tuple[list[dict], str]:
+def peer_rows(run_peers: bool, threads: int, wait_quiet_s: float) -> tuple[list[dict], str]:
     from bench import peers
     if run_peers:
         rows = []
         for p in ("gnark", "arkworks"):
-            rows += [r.to_row() for r in peers.run_peer(p, "msm", threads)]
+            rows += [r.to_row() for r in peers.run_peer(p, "msm", threads, wait_quiet_s=wait_quiet_s)]
         return rows, "measured in this run"
     path = default_results_dir() / "peers.json"
     if not path.exists():
@@ -150,6 +153,8 @@ def main(argv=None) -> int:
     ap.add_argument("--prepared", action="store_true", help="also time GZKP prepared bases")
     ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
     ap.add_argument("--peers", action="store_true", help="run gnark-crypto and arkworks in this run")
+    ap.add_argument("--wait-quiet", type=float, default=600.0,
+                    help="seconds the peers wait for other processes to go quiet (bench.peers)")
     ap.add_argument("--save", default="msm")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
@@ -157,7 +162,7 @@ def main(argv=None) -> int:
         print(json.dumps(one(args)))
         return 0
 
-    prows, peer_note = peer_rows(args.peers, args.threads)
+    prows, peer_note = peer_rows(args.peers, args.threads, args.wait_quiet or None)
     rows, lines = [], []
     for group in args.curves.split(","):
         curve = group.split(".")[0]
@@ -170,7 +175,7 @@ def main(argv=None) -> int:
                     peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
                              and p["size"] == n and p["threads"] == args.threads and p["op"] == op}
                     ratios = {s: r["median_s"] / p["median_s"] for s, p in peers.items()} if kind == "dense" else {}
-                    extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"],
+                    extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"], "cpu_s": r["cpu_s"],
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note}
                     if prepared:
@@ -182,7 +187,8 @@ def main(argv=None) -> int:
                                          runs=r["clean"], extra=extra))
                     ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
                     line = (f"{group:14s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
-                            f"{r['median_s'] * 1e3:9.1f} ms  c={r['window']:<2d} "
+                            f"{r['median_s'] * 1e3:9.1f} ms (cpu {r['cpu_s'] * 1e3:8.1f} ms, "
+                            f"clean {r['clean']}/{r['tried']})  c={r['window']:<2d} "
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")
                     print(line, flush=True)
                     lines.append(line)

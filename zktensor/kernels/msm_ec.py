@@ -7,7 +7,8 @@ kernels take and return base-field limb tensors, one per Fq *component*: a
 value of kind `xyzz` over G2 is 8 tensors (X.c0, X.c1, Y.c0, ..., ZZZ.c1), a
 `coord` over G2 is 2, an `fq` value 1 (see `n_components`). Each tensor is
 (L, *batch) int32 in Montgomery form, any strides (views into point-major or
-limb-major storage both work), with `out=` views written in place.
+limb-major storage both work), with `out=` views written in place. On the Triton target the program's device
+function runs inside the tile kernel of `msm_triton`.
 """
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list
     c = compiled(G, key, kinds, fn, inputs[0].device.type, strategy, target)
     if len(inputs) != c.meta["n_inputs"]:
         raise TypeError(f"ec program {key!r} takes {c.meta['n_inputs']} component tensors, got {len(inputs)}")
+    if c.target == "triton":
+        from . import msm_triton        # one memory op per component (see msm_triton)
+        return msm_triton.run(c, inputs, out)
     return c(*inputs, out=out)
 
 

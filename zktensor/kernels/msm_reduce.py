@@ -106,8 +106,57 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
 
     if K == 1:
         return acc
-    # a = sum_{k>=1} k·run_k by the same suffix-sum step, over run_k made affine
-    from ..points import PointTensor
+    if K >= RECURSE_FROM:
+        a = _weighted_chunks(GS, run, rows, K, stats)
+    else:
+        a = _weighted_chunks_serial(GS, run, rows, K, stats)
+    # s = sum_k acc_k
+    s = tree_sum(GS, acc, rows, K)
+    shift = Lc.bit_length() - 1
+    return add_complete(GS, s, double_n(GS, a, shift) if shift else a)
+
+
+RECURSE_FROM = 16      # K from which level 2 is itself a bucket reduction (2·sqrt(K) launches)
+
+
+def tree_sum(GS, t: torch.Tensor, rows: int, K: int) -> torch.Tensor:
+    """sum_k t[:, :, k·rows:(k+1)·rows] by a tree of complete additions (log2 K launches)."""
+    from ..points import add_complete
+    s, k = t, K
+    while k > 1:
+        half = k // 2
+        top = add_complete(GS, s[:, :, :half * rows], s[:, :, half * rows:2 * half * rows])
+        s = torch.cat([top, s[:, :, 2 * half * rows:k * rows]], dim=2) if k % 2 else top
+        k = half + (k % 2)
+    return s
+
+
+def _weighted_chunks(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.Tensor:
+    """sum_{k=0}^{K-1} k·run_k per row, as a bucket reduction of its own: with B_v = run_{v-1}
+    (v = 1..K), sum_v v·B_v - sum_v B_v."""
+    from ..points import PointTensor, add_complete
+    xy, inf = PointTensor(GS, run).affine()                        # (L, 2d, K·rows), col k·rows + r
+    L, C2 = GS.L, 2 * GS.degree
+    K2 = 1 << ((K.bit_length() - 1) // 2)
+    Lc2 = K // K2
+    # sub-bucket layout: column j·(K2·rows) + k2·rows + r for v - 1 = k = k2·Lc2 + j
+    sub = xy.reshape(L, C2, K2, Lc2, rows).permute(1, 0, 3, 2, 4).reshape(C2 * L, K * rows)
+    binf = inf.reshape(K2, Lc2, rows).permute(1, 0, 2).reshape(-1)
+    T = reduce_buckets(GS, sub.contiguous(), binf.contiguous(), rows, K2, Lc2, stats)
+    S = tree_sum(GS, run, rows, K)
+    from ..points import PointTensor as _P
+    return add_complete(GS, T, (-_P(GS, S)).data)
+
+
+def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.Tensor:
+    """sum_{k>=1} k·run_k per row by K - 2 suffix-sum steps over run_k made affine."""
+    from ..points import PointTensor, add_complete
+    G = GS.params
+    L, d, dev = GS.L, GS.degree, run.device
+
+    def rows_of(t, k):
+        return t[:, :, k * rows:(k + 1) * rows]
+
     xy, inf = PointTensor(GS, run[:, :, rows:]).affine()            # chunks 1..K-1 (L, 2d, m)
     r = rows_of(run, K - 1).clone()
     a = r.clone()
@@ -131,13 +180,4 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
             rr = add_complete(GS, rr, rows_of(run, k)[:, :, idx])
             aa = add_complete(GS, aa, rr)
         r[:, :, idx], a[:, :, idx] = rr, aa
-    # s = sum_k acc_k by a tree of complete additions
-    s = acc
-    k = K
-    while k > 1:
-        half = k // 2
-        top = add_complete(GS, s[:, :, :half * rows], s[:, :, half * rows:2 * half * rows])
-        s = torch.cat([top, s[:, :, 2 * half * rows:k * rows]], dim=2) if k % 2 else top
-        k = half + (k % 2)
-    shift = Lc.bit_length() - 1
-    return add_complete(GS, s, double_n(GS, a, shift) if shift else a)
+    return a
