@@ -10,6 +10,7 @@ from .jit import jit
 from .ops.elementwise import batch_inverse
 from .ops.ntt import NTTConfig, intt, ntt
 from .tensor import FieldSpace, FieldTensor, cat, field, stack
+from . import groth16  # noqa: E402  (lazy: zt.groth16.Prover, zt.groth16.verify)
 from .points import GroupSpace, PointTensor, group
 from .ops.msm import MSMBases, MSMConfig, msm, msm_prepare
 

@@ -44,7 +44,10 @@ class FixedBase:
         n = 1 << WINDOW
         rows = [P]                                                    # B_w = 2^(8w)·P_j
         for _ in range(1, self.W):
-            rows.append(rows[-1].double(WINDOW))
+            b = rows[-1]
+            for _ in range(WINDOW):      # single doublings: the kernel every group already has
+                b = b.double()
+            rows.append(b)
         B = cat_points([b.reshape(self.nb, 1) for b in rows], dim=1).reshape(self.nb * self.W)
         T = G.identity((self.nb * self.W, n), device=self.device)
         T[:, 1] = B
