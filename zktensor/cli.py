@@ -209,4 +209,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # `python -m zktensor.cli`: run the importable module's main, the one that lazily
+    # loaded commands (bench, autotune) register into, not this __main__ copy
+    from zktensor.cli import main as _main
+    sys.exit(_main())

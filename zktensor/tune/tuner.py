@@ -9,7 +9,8 @@ For each task (op, field, size, batch, device) the tuner
    configuration first, then every value of each axis with the others at the best so far;
 4. for every candidate: untimed setup, one run whose output must equal the reference
    (else the candidate is rejected and never used), then timed runs (at least
-   `min_runs`, until `min_time` seconds, at most `max_runs`), median;
+   `min_runs`, until `min_time` seconds, at most `max_runs`), median; it becomes the
+   best only if it beats the best so far by `min_gain` (3%: noise does not choose);
 5. writes the entry (best so far, every measurement and rejection) to the cache after
    every candidate, atomically, so Ctrl-C or a crash loses at most the candidate being
    measured, and the next run resumes where this one stopped (measured candidates are
@@ -71,7 +72,7 @@ class Tuner:
     def __init__(self, cache: TuneCache | None = None, budget: float | None = None,
                  progress: Progress | None = None, force: bool = False, min_time: float = 0.1,
                  min_runs: int = 3, max_runs: int = 20, workloads: dict | None = None,
-                 extra_candidates: dict | None = None):
+                 extra_candidates: dict | None = None, min_gain: float = 0.03):
         self.cache = cache or default_cache()
         if self.cache.path is None:
             raise RuntimeError("the tuning cache is off (ZKTENSOR_TUNE_CACHE=off): nowhere to keep results")
@@ -79,6 +80,7 @@ class Tuner:
         self.progress = progress or Progress()
         self.force = force
         self.min_time, self.min_runs, self.max_runs = min_time, min_runs, max_runs
+        self.min_gain = min_gain
         self.workloads = {**WORKLOADS, **(workloads or {})}
         self.extra = extra_candidates or {}
 
@@ -187,10 +189,11 @@ class Tuner:
                     save()
                     return math.inf
                 measured[cid] = t
-                mark = " *" if t < state["best_t"] else ""
+                mark = " *" if t < state["best_t"] * (1 - self.min_gain) or state["best"] is None else ""
                 self.progress.candidate(state["done"], state["total"], f"{describe(cfg, base)}: {fmt_s(t)}{mark}")
             t = measured[cid]
-            if t < state["best_t"]:
+            # a new best must win by min_gain (timing noise must not pick the configuration)
+            if t < state["best_t"] * (1 - self.min_gain) or state["best"] is None:
                 state["best"], state["best_t"] = dict(cfg), t
             if fresh:
                 save()
