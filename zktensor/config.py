@@ -117,11 +117,12 @@ def config(**options):
 def lookup(op: str, field: str, size: int, device, batch: int = 1) -> dict | None:
     """The tuned configuration (a dict of fields) for `op` on `field` at `size` elements on
     `device`, or None (no entry, tuning disabled, or an unreadable cache: never raises)."""
-    if not tuning_enabled():
+    if _override.get().get("tuned") is False:
         return None
     try:
         from .tune.cache import default_cache
-        return default_cache().lookup(op, field, size, device, batch=batch)
+        c = default_cache()
+        return None if c.path is None else c.lookup(op, field, size, device, batch=batch)
     except Exception as e:  # a broken cache must never break a computation
         import warnings
         warnings.warn(f"zktensor: tuning cache lookup failed ({e}); using defaults", stacklevel=2)

@@ -34,7 +34,9 @@ import math
 import os
 import tempfile
 import threading
+import time
 import warnings
+import weakref
 from pathlib import Path
 
 FORMAT = 1
@@ -50,15 +52,29 @@ def version() -> str:
     return __version__
 
 
+def _env_key() -> tuple:
+    e = os.environ
+    return e.get("ZKTENSOR_TUNE_CACHE", ""), e.get("ZKTENSOR_CACHE_DIR"), e.get("XDG_CACHE_HOME")
+
+
+_paths: dict = {}
+
+
 def cache_path() -> Path | None:
     """Where the cache lives; None when ZKTENSOR_TUNE_CACHE=off."""
-    env = os.environ.get("ZKTENSOR_TUNE_CACHE", "").strip()
+    key = _env_key()
+    if key in _paths:
+        return _paths[key]
+    env = key[0].strip()
     if env.lower() in ("off", "0", "none", "false"):
-        return None
-    if env:
-        return Path(os.path.expanduser(env))
-    from ..kernels.cache import cache_root
-    return cache_root() / "tune.json"
+        path = None
+    elif env:
+        path = Path(os.path.expanduser(env))
+    else:
+        from ..kernels.cache import cache_root
+        path = cache_root() / "tune.json"
+    _paths[key] = path
+    return path
 
 
 def bucket(size: int) -> int:
@@ -94,9 +110,24 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine() or "cpu"
 
 
+_devices: dict = {}
+
+
 def device_name(device=None) -> str:
     """The cache's device key: `cuda:<GPU name>` or `cpu:<model> x<threads>` (the thread
-    count the CPU kernels use, ZKTENSOR_NUM_THREADS or the affinity mask)."""
+    count the CPU kernels use, ZKTENSOR_NUM_THREADS or the affinity mask; looked at again
+    at most once a second)."""
+    k = str(device)
+    hit = _devices.get(k)
+    now = time.monotonic()
+    if hit is not None and now < hit[1]:
+        return hit[0]
+    name = _device_name(device)
+    _devices[k] = (name, now + RECHECK_S)
+    return name
+
+
+def _device_name(device) -> str:
     import torch
     dev = torch.device(device if device is not None else "cpu")
     if dev.type == "cuda":
@@ -110,16 +141,23 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+RECHECK_S = 1.0      # how often a reader looks at the file for changes by other processes
+_instances: "weakref.WeakSet[TuneCache]" = weakref.WeakSet()
+
+
 class TuneCache:
-    """The entries of one cache file, loaded lazily, reloaded when the file changes."""
+    """The entries of one cache file, loaded lazily, reloaded when the file changes (looked at
+    no more than once a second; a write by any TuneCache of this process is seen at once)."""
 
     def __init__(self, path: str | os.PathLike | None):
         self.path = Path(path) if path is not None else None
         self.entries: dict[str, dict] = {}
         self.problem: str | None = None     # why the file on disk was ignored
         self._stamp = None
+        self._next_check = 0.0
         self._lock = threading.RLock()
         self._index: dict | None = None
+        _instances.add(self)
 
     # -- reading -----------------------------------------------------------------------
     def _file_stamp(self):
@@ -131,7 +169,11 @@ class TuneCache:
 
     def refresh(self, force: bool = False) -> "TuneCache":
         """(Re)load the file if it changed since the last load."""
+        now = time.monotonic()
+        if not force and now < self._next_check:
+            return self
         with self._lock:
+            self._next_check = now + RECHECK_S
             stamp = self._file_stamp()
             if not force and stamp == self._stamp and (stamp is not None or not self.entries):
                 return self
@@ -229,6 +271,7 @@ class TuneCache:
                 self.entries, self.problem = disk, None
                 self._stamp = self._file_stamp()
                 self._index = None
+        self._written()
 
     def remove(self, predicate) -> int:
         """Drop the entries for which predicate(entry) is true; returns how many."""
@@ -241,7 +284,14 @@ class TuneCache:
             n = len(disk) - len(keep)
             self.entries, self.problem, self._index = keep, None, None
             self._stamp = self._file_stamp()
-            return n
+        self._written()
+        return n
+
+    def _written(self) -> None:
+        """Let every other TuneCache of this file in this process look at it again."""
+        for c in list(_instances):
+            if c is not self and c.path == self.path:
+                c._next_check = 0.0
 
     def _move_aside(self, problem: str) -> Path | None:
         if not self.path.exists():
@@ -284,18 +334,32 @@ _caches: dict = {}
 _caches_lock = threading.Lock()
 
 
+_current: dict = {"cache": None, "until": 0.0}
+
+
 def default_cache() -> TuneCache:
-    """The process-wide cache object for `cache_path()` (one per path)."""
-    path = cache_path()
-    key = str(path)
-    with _caches_lock:
-        c = _caches.get(key)
-        if c is None:
-            c = _caches[key] = TuneCache(path)
+    """The process-wide cache object for `cache_path()` (one per path; its path is None when
+    the cache is off). The environment is looked at again at most once a second (the ops call
+    this for every kernel launch) or after `clear_memory()`."""
+    now = time.monotonic()
+    c = _current["cache"]
+    if c is not None and now < _current["until"]:
         return c
+    key = _env_key()
+    c = _caches.get(key)
+    if c is None:
+        path = cache_path()
+        with _caches_lock:
+            c = next((x for x in _caches.values() if x.path == path), None) or TuneCache(path)
+            _caches[key] = c
+    _current.update(cache=c, until=now + RECHECK_S)
+    return c
 
 
 def clear_memory() -> None:
     """Forget the loaded caches (tests; another process rewrote the file)."""
     with _caches_lock:
         _caches.clear()
+        _paths.clear()
+        _devices.clear()
+        _current.update(cache=None, until=0.0)
