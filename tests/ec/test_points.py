@@ -80,8 +80,8 @@ def test_scalar_mul_field_tensor():
         G.tensor(pts) * zt.field("bn254.fq").tensor([1, 2, 3, 4])
 
 
-@pytest.mark.parametrize("name", PAIRING_GROUPS)
-def test_against_py_ecc(name):
+def test_against_py_ecc(pairing_group):
+    name = pairing_group
     g, G, pts = _case(name, 2)
     m = pyecc.module(g, optimized=True)
     a, b = pts
@@ -149,4 +149,5 @@ def test_sum():
     total = None
     for p in pts + pts[:1]:
         total = O.add(g, total, p)
-    assert G.tensor(pts + pts[:1] + [None]).sum().to_affine() == total
+    with zt.config(strategy="int64"):
+        assert G.tensor(pts + pts[:1] + [None]).sum().to_affine() == total
