@@ -9,9 +9,10 @@
 
 Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
 
-1. Scalars (standard form, checked < r) are cut into W windows of c bits and
-   recoded to signed digits in [-2^(c-1), 2^(c-1)], so N = 2^(c-1) buckets per
-   window and -P costs only a negated y.
+1. Scalars (standard form, checked < r) are cut into W = ceil((bits + 1)/c) windows
+   of c or c - 1 bits (balanced: a top window of a few bits would pile every
+   point into a few buckets) and recoded to signed digits in [-2^(c-1), 2^(c-1)],
+   so N = 2^(c-1) buckets per window and -P costs only a negated y.
 2. Sparse scalars: zeros are dropped and ones summed by a tree reduction apart
    from the rest (witness MSMs are mostly 0 and 1); identity bases are dropped.
 3. Bucket accumulation as a tensor program: every (window, point) digit is an
@@ -25,10 +26,16 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    buckets or partial sums are equal by construction: the reduction's fused
    kernels then meet no identity and no P = ±Q unless the input is built for it
    (those cases are still found and recomputed exactly). The offsets' total,
-   sum_m 2^(m·c)·sum_v v·s_v·g, is cancelled by adding g to the bases with the
-   opposite scalar.
-5. Bucket reduction by blocked parallel suffix sums (`kernels.msm_reduce`).
-6. Windows combined by Horner (c doublings fused into one launch per window).
+   sum_m 2^(o_m)·sum_v v·s_v·g (o_m the bit offset of window/round m), is
+   cancelled by adding g to the bases with the opposite scalar.
+5. Bucket reduction by blocked parallel suffix sums (`kernels.msm_reduce`): the
+   buckets of every window are cut into K chunks, all chunks of all windows are
+   lanes of one batch, and each step of the scan is one fused launch.
+6. Windows combined by Horner (doublings fused up to `points.max_chain` per launch).
+
+Load balance: the unit of work of every launch is a pair (tree) or a lane
+(reduction), never a bucket, so threads and GPU blocks get equal shares however
+the digits are distributed; a heavy bucket costs log2(size) tree levels.
 
 GZKP consolidation (`msm_prepare`): with the weighted bases 2^(j·M·c)·P_i kept
 for every checkpoint j (every M windows), the windows t = j·M + m of all
@@ -81,10 +88,14 @@ class MSMConfig:
 
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:
-    """fp64 where the CPU target has 8-lane AVX-512 IFMA kernels (about 4x the int64
-    kernels' throughput here) and the field is at most 384 bits; else the default."""
-    if torch.device(device).type != "cpu" or GS.F.bits > 384:
+    """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels (about 4x the int64
+    kernels' throughput here, measured on the MSM's tree and reduction kernels) and the field
+    is at most 384 bits; int64 for larger fields (MNT4-753: 15-limb vector kernels take LLVM
+    too long); else the default. None elsewhere (the device's default)."""
+    if torch.device(device).type != "cpu":
         return None
+    if GS.F.bits > 384:
+        return "int64"
     try:
         from ..kernels.cpu_isa import cpu_options
     except ImportError:
