@@ -38,7 +38,8 @@ def _back(expr, t, view):
 
 
 class _Printer:
-    def __init__(self):
+    def __init__(self, block_ref="a0_0"):
+        self.block_ref = block_ref
         self.names = {}
         self.lines = []
         self.count = 0
@@ -144,8 +145,11 @@ class _Printer:
         lb, ub = ins[0], ins[1]
         body = o.regions[0].blocks[0]
         carried = [self.bind(r, "l") for r in o.results]
-        for n, init in zip(carried, ins[3:]):
-            self.emit(indent, f"{n} = {init}")
+        # compiled Triton needs loop-carried values of one type: give constant
+        # (0-d) initial values the block shape of the function's first operand
+        for n, init, r in zip(carried, ins[3:], o.results):
+            t = TL[str(r.type)]
+            self.emit(indent, f"{n} = tl.zeros_like({self.block_ref}).to({t}) + {init}")
         iv = self.bind(body.arguments[0], "i")
         for arg, n in zip(list(body.arguments)[1:], carried):
             self.names[arg] = n
