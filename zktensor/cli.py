@@ -2,6 +2,8 @@
 
     zktensor prove circuit.zkey witness.wtns proof.json public.json [--r1cs circuit.r1cs]
                    [--verify] [--no-check] [--profile] [--trace trace.json] [--device cpu|cuda]
+                   (the witness is checked: against the .r1cs with the failing constraint's
+                   index when --r1cs is given, else by verifying the proof before writing it)
     zktensor verify verification_key.json public.json proof.json
     zktensor setup circuit.r1cs circuit.zkey [--vk verification_key.json] [--curve bn254|bls12_381]
     zktensor demo [--profile] [--trace trace.json] [--out DIR]
@@ -63,11 +65,12 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("proof", help="where to write proof.json")
     p.add_argument("public", help="where to write public.json")
     p.add_argument("--r1cs", help="the circuit's .r1cs: check the witness against every constraint "
-                                  "and name the first failing one")
+                                  "and name the first failing one (without it, the proof is verified "
+                                  "before it is written: pairings in Python, a second or more)")
     p.add_argument("--verify", action="store_true",
-                   help="verify the proof before writing it (pairings in Python: seconds); catches a "
-                        "bad witness without --r1cs")
-    p.add_argument("--no-check", action="store_true", help="skip the --r1cs witness check")
+                   help="also verify the proof before writing it when --r1cs is given")
+    p.add_argument("--no-check", action="store_true",
+                   help="no witness check and no verification (as snarkjs and rapidsnark)")
     p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile)")
     p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
@@ -83,8 +86,8 @@ def _prove(a: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers)
         t1 = time.perf_counter()
-        prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check, verify=a.verify,
-                              profile=profile)
+        prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check,
+                              verify=True if a.verify else None, profile=profile)
         t2 = time.perf_counter()
     except WitnessError as e:
         _err(str(e))

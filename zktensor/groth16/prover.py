@@ -36,17 +36,19 @@ else, and only s·A + r·B1 waits for the witness MSMs.
 
 Witness safety: the witness must be over the key's field, have nVars values and
 w[0] = 1; with a ``.r1cs`` (``r1cs=``) it is checked against every constraint
-and refused with the index of the first failing one (``WitnessError``), and no
-proof is returned. The zkey alone cannot name a failing constraint (it holds no
-C matrix); ``verify=True`` then checks the finished proof with the pairing
-verifier and refuses a bad witness without an index.
+(node ``check``, which runs first) and refused with the index of the first
+failing one (``WitnessError``), and no proof is returned. The zkey alone cannot
+name a failing constraint (it holds no C matrix, and snarkjs's C·w := A·w ∘ B·w
+hides a violation from the POLY stage); without a ``.r1cs`` the finished proof is
+verified with the pairing verifier instead and a bad witness refused without an
+index. ``prove(check=False)`` skips both (as snarkjs and rapidsnark do).
 """
 from __future__ import annotations
 
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -118,6 +120,9 @@ class Prover:
                 print(f"  load {name}: {1e3 * self.load_times[name]:.1f} ms")
             return v
 
+        self.r1cs_check = None            # first: a .r1cs that does not match the key fails fast
+        if r1cs is not None:
+            self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
         self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
         self.bases = {}
         for name, sec, G in (("A", z.A, self.G1), ("B1", z.B1, self.G1), ("B2", z.B2, self.G2),
@@ -133,9 +138,6 @@ class Prover:
         self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
             [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
         self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
-        self.r1cs_check = None
-        if r1cs is not None:
-            self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
         self.load_s = time.perf_counter() - t0
         self.last_run: RunResult | None = None
 
@@ -150,6 +152,11 @@ class Prover:
             raise FormatError(f"{self.path}: {sec.name}: {e}") from None
         # one checkpoint: the plain table (bases and negations), no GZKP weighted copies
         cfg = msm_config_for(G, n, self.device, prepared=True) if self._tuned_msm else self.msm_config
+        if G.degree == 2 and self.device.type == "cpu" and cfg.strategy is None:
+            # G2 on the CPU with the int64 kernels: the fp64 (AVX-512 IFMA) G2 kernels take LLVM
+            # far too long to compile (a 2-doubling kernel ran > 40 min in the loop vectorizer,
+            # 2026-11-21); an explicit strategy in the config or the tuning cache still wins
+            cfg = replace(cfg, strategy="int64")
         checkpoint = cfg.checkpoint or 1 << 10
         return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
 
@@ -255,14 +262,18 @@ class Prover:
         return pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()
 
     # -- proving ---------------------------------------------------------------------
-    def prove(self, witness, *, check: bool = True, verify: bool = False, profile: bool = False,
+    def prove(self, witness, *, check: bool = True, verify: bool | None = None, profile: bool = False,
               workers: int | None = None) -> tuple[Proof, list[int]]:
         """A proof and the public signals for one witness (a .wtns path, a Wtns or ints).
 
-        check: test the witness against the .r1cs given to the Prover (if any).
-        verify: check the finished proof with the pairing verifier (slow: ~seconds in
-        Python) and refuse it if it does not verify. profile: record per-node time and
-        memory in ``self.last_run``."""
+        check: refuse a witness that does not satisfy the circuit. With the .r1cs given to
+        the Prover, every constraint is checked before the proof is assembled and the
+        first failing one is named; without it, the finished proof is verified with the
+        pairing verifier (pairings in Python: about a second or more, whatever the
+        circuit's size) and a failing one refused without an index.
+        verify: verify the proof with the pairings even when the .r1cs check ran (None:
+        only as the check without a .r1cs). profile: record per-node time and memory in
+        ``self.last_run``."""
         words, where = self.witness_words(witness)
         w_std = words_to_limbs(words, self.device)
         g = self.graph(check=check, where=where)
@@ -272,6 +283,8 @@ class Prover:
         pi_a, pi_b, pi_c = run.values["assemble"]
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = [int.from_bytes(words[i].astype("<u4").tobytes(), "little") for i in range(1, self.n_public + 1)]
+        if verify is None:
+            verify = check and self.r1cs_check is None
         if verify and not self.verify(proof, public):
             raise WitnessError(f"{where}: the proof does not verify, so the witness does not satisfy "
                                "the circuit (give the .r1cs to name the failing constraint)")

@@ -1,0 +1,75 @@
+"""`zktensor prove/verify/setup/demo` as a user runs them: arguments, files, exit codes."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from fixture_support import ROOT
+from zktensor.cli import COMMANDS, LAZY, main
+
+
+def cli(*args, timeout=900):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "zktensor.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT, env=env)
+
+
+def test_subcommands_are_a_dict():
+    assert {"prove", "verify", "setup", "demo"} <= set(COMMANDS)
+    assert {"bench", "autotune"} <= set(LAZY)
+    assert main([]) == 2
+
+
+def test_prove_and_verify_exit_codes(fixtures, snarkjs, tmp_path):
+    fx = fixtures["multi_public"]
+    proof, public, trace = tmp_path / "proof.json", tmp_path / "public.json", tmp_path / "trace.json"
+    r = cli("prove", fx.zkey, fx.wtns, proof, public, "--r1cs", fx.r1cs, "--profile", "--trace", trace,
+            "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    assert "msm_h" in r.stdout and "critical path" in r.stdout
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert public.read_bytes() == fx.public.read_bytes()
+    assert snarkjs.verify_cli(fx.vk, public, proof)
+    # ours verifies ours and snarkjs's proof
+    assert cli("verify", fx.vk, public, proof).returncode == 0
+    assert cli("verify", fx.vk, fx.public, fx.proof).returncode == 0
+    # a wrong public input: invalid (1), as snarkjs says
+    bad_pub = tmp_path / "bad_public.json"
+    vals = json.loads(public.read_text())
+    vals[0] = str(int(vals[0]) + 1)
+    bad_pub.write_text(json.dumps(vals))
+    r = cli("verify", fx.vk, bad_pub, proof)
+    assert r.returncode == 1 and "Invalid" in r.stdout
+    assert not snarkjs.verify_cli(fx.vk, bad_pub, proof)
+    # not a proof at all: 2
+    (tmp_path / "junk.json").write_text("{")
+    r = cli("verify", fx.vk, public, tmp_path / "junk.json")
+    assert r.returncode == 2 and "junk.json" in r.stderr
+
+
+def test_prove_refuses_bad_witness_and_truncated_files(fixtures, tmp_path):
+    from zktensor.groth16.formats import read_r1cs, read_wtns, write_wtns
+    fx = fixtures["multiplier"]
+    w = list(read_wtns(fx.wtns))
+    rc = read_r1cs(fx.r1cs)
+    w[-1] = (w[-1] + 1) % rc.prime
+    bad = tmp_path / "bad.wtns"
+    write_wtns(bad, w, rc.prime)
+    proof = tmp_path / "proof.json"
+    r = cli("prove", fx.zkey, bad, proof, tmp_path / "public.json", "--r1cs", fx.r1cs)
+    assert r.returncode == 1
+    assert f"constraint {rc.first_unsatisfied(w)} " in r.stderr
+    assert not proof.exists()
+    cut = tmp_path / "cut.zkey"
+    cut.write_bytes(fx.zkey.read_bytes()[:50])
+    r = cli("prove", cut, fx.wtns, proof, tmp_path / "public.json")
+    assert r.returncode == 1 and "cut.zkey" in r.stderr
+    assert not proof.exists()
+
+
+def test_demo_runs_offline():
+    r = cli("demo", "--device", "cpu")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "verify: OK" in r.stdout and "msm_h" in r.stdout

@@ -1,0 +1,112 @@
+"""The prover over snarkjs's keys: snarkjs accepts our proofs, public.json is snarkjs's,
+proofs are randomised, bad witnesses are refused with the failing constraint."""
+import json
+
+import pytest
+
+from fixture_support import FIXTURE_NAMES
+from zktensor.groth16.formats import FormatError, read_r1cs, read_wtns, write_wtns
+from zktensor.groth16.formats.json_io import proof_to_json, read_json
+from zktensor.groth16.prover import Prover, WitnessError
+from zktensor.groth16.verifier import verify
+
+
+def test_all_fixtures_snarkjs_verifies_our_proofs(fixtures, provers, snarkjs, tmp_path):
+    """Every fixture (BN254 and BLS12-381; public inputs: none, one, several; a mostly-0/1
+    witness; long linear combinations): prove, write, `snarkjs groth16 verify` the files."""
+    for name in FIXTURE_NAMES:
+        fx = fixtures[name]
+        d = tmp_path / name
+        d.mkdir()
+        proof, public = provers(name).prove_to_files(fx.wtns, d / "proof.json", d / "public.json")
+        assert (d / "public.json").read_bytes() == fx.public.read_bytes(), name
+        assert proof.curve == fx.curve
+        assert snarkjs.verify_cli(fx.vk, d / "public.json", d / "proof.json"), name
+
+
+def test_two_proofs_of_one_witness_differ(fixtures, provers, snarkjs, tmp_path):
+    fx = fixtures["multi_public"]
+    P = provers("multi_public")
+    (p1, pub1), (p2, pub2) = P.prove(fx.wtns), P.prove(fx.wtns)
+    assert pub1 == pub2
+    assert p1.pi_a != p2.pi_a and p1.pi_b != p2.pi_b and p1.pi_c != p2.pi_c
+    vk = read_json(fx.vk)
+    cases = [(vk, [str(x) for x in pub1], proof_to_json(p)) for p in (p1, p2)]
+    assert snarkjs.verify_many(cases, tmp_path) == [True, True]
+
+
+def _corrupt(fx, tmp_path, wire=None):
+    """A copy of the fixture's witness with one private wire changed; returns (path, oracle index)."""
+    w = list(read_wtns(fx.wtns))
+    rc = read_r1cs(fx.r1cs)
+    wire = rc.n_public + 1 if wire is None else wire
+    w[wire] = (w[wire] + 1) % rc.prime
+    path = tmp_path / "bad.wtns"
+    write_wtns(path, w, rc.prime)
+    return path, rc.first_unsatisfied(w)
+
+
+@pytest.mark.parametrize("name", ["range_check", "multiplier_bls"])
+def test_bad_witness_refused_with_first_failing_constraint(fixtures, provers, tmp_path, name):
+    fx = fixtures[name]
+    bad, index = _corrupt(fx, tmp_path, wire=None if name != "range_check" else 200)
+    assert index is not None
+    out = tmp_path / "proof.json"
+    with pytest.raises(WitnessError, match=f"constraint {index} ") as e:
+        provers(name).prove_to_files(bad, out, tmp_path / "public.json")
+    assert e.value.constraint == index
+    assert not out.exists()
+
+
+def test_without_r1cs_the_proof_is_verified(fixtures, tmp_path):
+    fx = fixtures["multiplier"]
+    bad, _ = _corrupt(fx, tmp_path)
+    P = Prover(fx.zkey, device="cpu")
+    proof, public = P.prove(fx.wtns)                       # a good one passes the self-check
+    assert verify(fx.vk, public, proof)
+    with pytest.raises(WitnessError, match="does not verify"):
+        P.prove(bad)
+    proof, public = P.prove(bad, check=False)              # unchecked, as snarkjs: an invalid proof
+    assert not verify(fx.vk, public, proof)
+
+
+def test_witness_checks_before_any_work(fixtures, provers, tmp_path):
+    P = provers("multiplier")
+    w = list(read_wtns(fixtures["multiplier"].wtns))
+    with pytest.raises(WitnessError, match="w\\[0\\] must be 1"):
+        P.prove([2] + w[1:])
+    with pytest.raises(WitnessError, match="has 3 values"):
+        P.prove(w[:3])
+    other = fixtures["multiplier_bls"].wtns           # another field
+    with pytest.raises(FormatError, match="do not match"):
+        P.prove(other)
+    assert P.prove(w)[1] == w[1:1 + P.n_public]        # ints are accepted too
+
+
+def test_truncated_files_are_named(fixtures, tmp_path):
+    fx = fixtures["multiplier"]
+    z = tmp_path / "cut.zkey"
+    z.write_bytes(fx.zkey.read_bytes()[:-100])
+    with pytest.raises(FormatError, match="cut.zkey"):
+        Prover(z, device="cpu")
+    wt = tmp_path / "cut.wtns"
+    wt.write_bytes(fx.wtns.read_bytes()[:-5])
+    P = Prover(fx.zkey, device="cpu")
+    with pytest.raises(FormatError, match="cut.wtns"):
+        P.prove(wt)
+
+
+def test_profile_names_every_node(fixtures, provers, tmp_path):
+    P = provers("poseidon_like")
+    P.prove(fixtures["poseidon_like"].wtns, profile=True)
+    run = P.last_run
+    names = {s.name for s in run.stats}
+    assert {"Aw", "Bw", "Cw", "intt_abc", "coset_ntt_abc", "join_abc", "msm_h", "msm_a", "msm_b1",
+            "msm_b2", "msm_c", "check", "blinding", "blind_ab", "assemble"} <= names
+    st = run.by_name()
+    assert st["check"].start_s <= min(s.start_s for s in run.stats if s.name != "check")
+    for a, b in P.graph().edges():
+        assert st[b].start_s >= st[a].end_s - 1e-6 if a in st else True
+    assert all(s.peak_host_bytes for s in run.stats)
+    run.write_trace(tmp_path / "t.json")
+    assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]

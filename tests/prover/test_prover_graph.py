@@ -1,0 +1,111 @@
+"""The scheduler: data edges, order of ready nodes, errors, profiles and traces (no compiler)."""
+import json
+import threading
+import time
+
+import pytest
+import torch
+
+from zktensor.groth16.graph import Graph, value_bytes
+
+
+def test_values_flow_along_edges():
+    g = Graph("t")
+    g.add("a", lambda x: x + 1, ["x"])
+    g.add("b", lambda a: a * 10, ["a"])
+    g.add("c", lambda a, b: (a, b), ["a", "b"])
+    run = g.run({"x": 1}, workers=2)
+    assert run["c"] == (2, 20)
+    assert {s.name for s in run.stats} == {"a", "b", "c"}
+    assert g.topological_order() == ["a", "b", "c"]
+
+
+def test_every_node_starts_after_its_inputs_end():
+    g = Graph("t")
+    g.add("a", lambda: time.sleep(0.02) or 1, lane="l1")
+    g.add("b", lambda: time.sleep(0.01) or 2, lane="l2")
+    g.add("c", lambda a, b: a + b, ["a", "b"], lane="l1")
+    run = g.run(workers=3)
+    st = run.by_name()
+    assert run["c"] == 3
+    assert st["c"].start_s >= max(st["a"].end_s, st["b"].end_s)
+
+
+def test_independent_nodes_overlap():
+    g = Graph("t")
+    barrier = threading.Barrier(2, timeout=5)   # deadlocks unless both run at once
+    g.add("a", lambda: (barrier.wait(), 1)[1], lane="x")
+    g.add("b", lambda: (barrier.wait(), 2)[1], lane="y")
+    run = g.run(workers=2)
+    assert (run["a"], run["b"]) == (1, 2)
+
+
+def test_ready_order_priority_then_critical_then_rank():
+    order = []
+    g = Graph("t")
+    g.add("side", lambda: order.append("side"), lane="s")
+    g.add("crit", lambda: order.append("crit"), lane="p", critical=True)
+    g.add("check", lambda: order.append("check"), lane="c", priority=10)
+    g.add("deep1", lambda: order.append("deep1"), lane="s")
+    g.add("deep2", lambda x: order.append("deep2"), ["deep1"], lane="s")
+    g.run(workers=1)
+    assert order[:3] == ["check", "crit", "deep1"]
+
+
+def test_first_error_stops_the_run():
+    ran = []
+    g = Graph("t")
+    g.add("bad", lambda: (_ for _ in ()).throw(ValueError("constraint 3 fails")), priority=5)
+    g.add("later", lambda b: ran.append(1), ["bad"])
+    g.add("other", lambda: ran.append(2))
+    with pytest.raises(ValueError, match="constraint 3"):
+        g.run(workers=1)
+    assert ran == []          # nothing starts after the failure
+
+
+def test_graph_errors():
+    g = Graph("t")
+    g.add("a", lambda x: x, ["nope"])
+    with pytest.raises(ValueError, match="needs 'nope'"):
+        g.run()
+    g = Graph("t")
+    g.add("a", lambda b: b, ["b"])
+    g.add("b", lambda a: a, ["a"])
+    with pytest.raises(ValueError, match="cycle"):
+        g.run()
+    with pytest.raises(ValueError, match="twice"):
+        g.add("a", lambda: 0)
+
+
+def test_values_not_kept_are_dropped():
+    g = Graph("t")
+    g.add("big", lambda: torch.zeros(1000))
+    g.add("out", lambda b: int(b.numel()), ["big"])
+    run = g.run(keep=["out"])
+    assert run.values == {"out": 1000}
+
+
+def test_profile_table_and_chrome_trace(tmp_path):
+    g = Graph("t")
+    g.add("alloc", lambda: torch.ones(1 << 20, dtype=torch.int32), lane="poly", critical=True, kind="poly")
+    g.add("sum", lambda t: int(t.sum()), ["alloc"], lane="msm", kind="msm")
+    run = g.run(profile=True)
+    st = run.by_name()
+    assert st["alloc"].output_bytes == 4 << 20
+    assert st["alloc"].peak_host_bytes > 0 and run.peak_host_bytes >= st["alloc"].peak_host_bytes
+    text = run.table()
+    assert "alloc" in text and "critical path" in text
+    path = tmp_path / "trace.json"
+    run.write_trace(path)
+    trace = json.loads(path.read_text())
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["name"] for e in spans} == {"alloc", "sum"}
+    assert all(e["dur"] >= 0 and "tid" in e for e in spans)
+    assert any(e["ph"] == "C" for e in trace["traceEvents"])    # memory counter track
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"}
+    assert names == {"poly", "msm"}
+    assert "->" in g.to_dot()
+
+
+def test_value_bytes():
+    assert value_bytes({"a": torch.zeros(4, dtype=torch.int64), "b": [torch.zeros(2, dtype=torch.int32)]}) == 40
