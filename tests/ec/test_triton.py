@@ -12,9 +12,6 @@ the MSM itself on a CUDA device.
 from __future__ import annotations
 
 import os
-import re
-import subprocess
-import tempfile
 
 import pytest
 import torch
@@ -23,8 +20,8 @@ from ec_support import O, oracle_points, scalars
 from zktensor.algebra.curves import group as group_record
 import zktensor as zt
 from zktensor import points as pts_mod
-from zktensor.kernels import msm_ec, msm_reduce, msm_tree, msm_triton
-from zktensor.kernels.elementwise import get_program, triton_mode
+from zktensor.kernels import aot, msm_ec, msm_reduce, msm_tree, msm_triton
+from zktensor.kernels.elementwise import get_program
 
 
 def _triton(G, key, kinds, fn, strategy="int32"):
@@ -60,37 +57,11 @@ def test_interpreted_add_and_double():
 # -- ahead-of-time compilation for sm_90a ---------------------------------------------------
 
 
-def _tool(name):
-    import triton
-    return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
-
-
-def aot_compile(fn, arch=90):
-    """Compile a point tile kernel for sm_<arch>; (registers, local bytes, spill ops)."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    sig, const = {}, {}
-    for a in fn.arg_names:
-        if a == "BLOCK":
-            sig[a], const[a] = "constexpr", msm_triton.BLOCK
-        else:
-            sig[a] = "*i32" if re.fullmatch(r"[oi]\d+", a) else "i32"
-    with triton_mode(False):
-        k = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=const),
-                           target=GPUTarget("cuda", arch, 32))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "k.cubin")
-        with open(path, "wb") as f:
-            f.write(k.asm["cubin"])
-        res = subprocess.run([_tool("cuobjdump"), "-res-usage", path], capture_output=True,
-                             text=True, check=True).stdout
-        sass = subprocess.run([_tool("cuobjdump"), "-sass", path], capture_output=True,
-                              text=True, check=True).stdout
-    regs = int(re.search(r"REG:(\d+)", res).group(1))
-    local = int(re.search(r"LOCAL:(\d+)", res).group(1))
-    spill_ops = len(re.findall(r"\b(STL|LDL)\b", sass))
-    return regs, local, spill_ops
+def aot_compile(fn):
+    """Compile a point tile kernel for sm_90a (in a fresh process: kernels.aot)."""
+    sig, const = aot.elementwise_signature(fn.arg_names, block=msm_triton.BLOCK)
+    rep = aot.compile_kernel(fn, "sm_90a", sig, const)
+    return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
 
 
 def _msm_kernels(name):
@@ -121,9 +92,8 @@ AOT_CASES = AOT_ALL if os.environ.get("ZKTENSOR_AOT_ALL") == "1" else [
 
 @pytest.mark.parametrize("name,label", AOT_CASES, ids=[f"{n}-{l}" for n, l in AOT_CASES])
 def test_aot_sm90a_no_spills(name, label):
-    pytest.importorskip("triton")
-    if not os.path.exists(_tool("ptxas")):
-        pytest.skip("triton wheel without ptxas")
+    if not aot.available():
+        pytest.skip("triton wheel without ptxas/cuobjdump")
     g = group_record(name)
     (case,) = [c for c in _msm_kernels(name) if c[0] == label]
     prog = _triton(g, case[1], case[2], case[3])

@@ -4,16 +4,29 @@ The triton wheel carries ptxas and cuobjdump, so a kernel can be compiled for
 sm_90a / sm_80 anywhere and inspected: registers per thread, local memory
 (register spills) and the SASS instruction mix. The test suite fails on
 spills; `bench/sass_report.py` prints the report.
+
+Every compilation runs in a fresh Python process that imports only triton (this
+file, run as a script). Two reasons: the Triton interpreter (TRITON_INTERPRET,
+which the CPU tests use) patches ``triton.language`` for the rest of a process
+when an interpreted kernel calls a device function (Triton 3.9), after which the
+real compiler fails on the patched tensor methods; and a separate process can be
+given a time limit.
+
+Compile time is dominated by Triton's coalescing pass (TritonGPUCoalesce): for
+every load and store it walks the whole kernel's def-use slice, repeatedly, so
+its time grows with the number of memory operations times the square of the
+kernel's size (BN254 int32, one multiplication: 6 s, four: 59 s of which 46 s
+in that pass). Keep AOT-tested kernels to one operation each.
 """
 from __future__ import annotations
 
 import collections
+import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
-
-from .elementwise import load_triton_module, triton_mode
 
 ARCHS = {"sm_90a": 90, "sm_80": 80}
 
@@ -23,11 +36,21 @@ def _tool(name: str) -> str:
     return os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", name)
 
 
-def elementwise_signature(fn) -> tuple[dict, dict]:
+def available() -> bool:
+    """Whether this triton wheel can compile for NVIDIA without a GPU (ptxas and cuobjdump)."""
+    try:
+        return all(os.path.exists(_tool(t)) for t in ("ptxas", "cuobjdump"))
+    except ImportError:
+        return False
+
+
+def elementwise_signature(arg_names, block: int = 128) -> tuple[dict, dict]:
+    """Signature of a generated elementwise/point kernel: o<k>/i<k> are int32 limb
+    pointers, BLOCK is the tile, everything else an int32 stride or count."""
     sig, const = {}, {}
-    for name in fn.arg_names:
+    for name in arg_names:
         if name == "BLOCK":
-            sig[name], const[name] = "constexpr", 128
+            sig[name], const[name] = "constexpr", block
         elif re.fullmatch(r"[oi]\d+", name):
             sig[name] = "*i32"
         else:
@@ -35,18 +58,66 @@ def elementwise_signature(fn) -> tuple[dict, dict]:
     return sig, const
 
 
-def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, num_warps: int = 4) -> dict:
-    """Compile one @triton.jit kernel; returns registers, spills and SASS opcode counts."""
+def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, num_warps: int = 4,
+                   timeout: float | None = None) -> dict:
+    """Compile one @triton.jit kernel (defined in a file) for `arch` in a fresh process.
+
+    Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "seconds"}.
+    `signature`/`constexprs` default to the generated elementwise kernels' convention."""
+    py = getattr(fn, "fn", fn)                       # JITFunction -> the Python function
+    request = {"path": py.__code__.co_filename, "name": py.__name__, "arch": arch,
+               "signature": signature, "constexprs": constexprs, "num_warps": num_warps}
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    try:
+        res = subprocess.run([sys.executable, os.path.abspath(__file__)], input=json.dumps(request),
+                             capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"AOT compile of {request['name']} for {arch} took over {timeout} s") from None
+    if res.returncode:
+        raise RuntimeError(f"AOT compile of {request['name']} ({request['path']}) for {arch} failed:\n"
+                           f"{res.stderr[-4000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def compile_program_kernels(compiled_program, arch: str = "sm_90a", timeout: float | None = None) -> dict:
+    """AOT-compile every elementwise kernel of a CompiledProgram (Triton target)."""
+    from .elementwise import load_triton_module
+    mod = load_triton_module(str(compiled_program.entry / "kernels.py"), interpret=False)
+    return {name: compile_kernel(getattr(mod, name), arch, timeout=timeout)
+            for name in compiled_program.meta["kernels"]}
+
+
+def sass_mix(sass: str) -> dict:
+    ops = collections.Counter()
+    for line in sass.splitlines():
+        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?", line)
+        if m:
+            ops[m.group(1)] += 1
+    return dict(ops)
+
+
+def _worker() -> None:
+    """Child process: one request as JSON on stdin, the report as JSON on stdout."""
+    import importlib.util
+    import time
+
+    req = json.loads(sys.stdin.read())
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    if signature is None:
-        signature, constexprs = elementwise_signature(fn)
-    with triton_mode(False):
-        compiled = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs or {}),
-                                  target=GPUTarget("cuda", ARCHS[arch], 32),
-                                  options={"num_warps": num_warps})
+    spec = importlib.util.spec_from_file_location(f"zktensor_aot_{abs(hash(req['path']))}", req["path"])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fn = getattr(mod, req["name"])
+    sig, const = req["signature"], req["constexprs"]
+    if sig is None:
+        sig, const = elementwise_signature(fn.arg_names)
+    t0 = time.perf_counter()
+    compiled = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=const or {}),
+                              target=GPUTarget("cuda", ARCHS[req["arch"]], 32),
+                              options={"num_warps": req["num_warps"]})
+    seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "k.cubin")
         with open(cubin, "wb") as f:
@@ -57,16 +128,10 @@ def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, nu
                               check=True).stdout
     regs = int(re.search(r"REG:(\d+)", res).group(1))
     local = int(re.search(r"LOCAL:(\d+)", res).group(1))
-    ops = collections.Counter()
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?", line)
-        if m:
-            ops[m.group(1)] += 1
-    return {"arch": arch, "registers": regs, "local_bytes": local, "sass": dict(ops),
-            "spills": "STL" in ops or "LDL" in ops or local > 0}
+    ops = sass_mix(sass)
+    print(json.dumps({"arch": req["arch"], "registers": regs, "local_bytes": local, "sass": ops,
+                      "spills": "STL" in ops or "LDL" in ops or local > 0, "seconds": round(seconds, 2)}))
 
 
-def compile_program_kernels(compiled_program, arch: str = "sm_90a") -> dict:
-    """AOT-compile every elementwise kernel of a CompiledProgram (Triton target)."""
-    mod = load_triton_module(str(compiled_program.entry / "kernels.py"), interpret=False)
-    return {name: compile_kernel(getattr(mod, name), arch) for name in compiled_program.meta["kernels"]}
+if __name__ == "__main__":
+    _worker()

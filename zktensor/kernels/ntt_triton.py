@@ -303,7 +303,6 @@ def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str) -> torch.Tensor:
     return out
 
 
-ARCHS = {"sm_90a": 90, "sm_80": 80}
 SIGNATURE = {"src": "*i32", "dst": "*i32", "tw": "*i32", "pre": "*i32", "post": "*i32", "ls": "i64",
              "tw_ls": "i64", "pre_ls": "i64", "post_ls": "i64", "n_mask": "i64", "S": "i32", "nb": "i32"}
 
@@ -311,39 +310,14 @@ SIGNATURE = {"src": "*i32", "dst": "*i32", "tw": "*i32", "pre": "*i32", "post": 
 def aot_compile(F, strategy: str, arch: str = "sm_90a", num_warps: int = 4, *, log_r: int, C: int, Q: int = 1,
                 dit: bool = False, pre: int = 0, post: int = 0) -> dict:
     """Compile one pass kernel ahead of time (no GPU needed: the triton wheel
-    carries ptxas and cuobjdump). Returns registers, local memory bytes,
-    whether it spills, and the SASS opcode counts."""
-    import collections
-    import os
-    import subprocess
-    import tempfile
-
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
+    carries ptxas and cuobjdump; see kernels.aot). Returns registers, local
+    memory bytes, whether it spills, and the SASS opcode counts."""
+    from .aot import compile_kernel
 
     mod = module(F, strategy, interpret=False)
     sig = dict(SIGNATURE, **{k: "constexpr" for k in ("R", "LOG_R", "C", "Q", "DIT", "PRE", "POST")})
     const = {"R": 1 << log_r, "LOG_R": log_r, "C": C, "Q": Q, "DIT": dit, "PRE": pre, "POST": post}
-    with triton_mode(False):
-        k = triton.compile(ASTSource(fn=mod.ntt_pass, signature=sig, constexprs=const),
-                           target=GPUTarget("cuda", ARCHS[arch], 32), options={"num_warps": num_warps})
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    with tempfile.TemporaryDirectory() as tmp:
-        cubin = os.path.join(tmp, "ntt.cubin")
-        with open(cubin, "wb") as f:
-            f.write(k.asm["cubin"])
-        res = subprocess.run([tool, "-res-usage", cubin], capture_output=True, text=True, check=True).stdout
-        sass = subprocess.run([tool, "-sass", cubin], capture_output=True, text=True, check=True).stdout
-    regs = int(re.search(r"REG:(\d+)", res).group(1))
-    local = int(re.search(r"LOCAL:(\d+)", res).group(1))
-    ops = collections.Counter()
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
-        if m:
-            ops[m.group(1)] += 1
-    return {"arch": arch, "registers": regs, "local_bytes": local, "sass": dict(ops),
-            "spills": local > 0 or "STL" in ops or "LDL" in ops}
+    return compile_kernel(mod.ntt_pass, arch, sig, const, num_warps)
 
 
 # =============================================================================
