@@ -8,17 +8,13 @@ every field and strategy on sm_90a, and on sm_80 for the smallest and largest
 field of each curve family; the other kernel shapes the library generates
 (conversions in and out of Montgomery form, additive chains, and the looped
 exponentiation with loop-carried limbs) for BN254 Fr and each strategy.
-Compile time is quadratic in a kernel's size (Triton's coalescing pass, see
-kernels/aot.py), so large fused test programs are not compiled here.
+Kernels compile as they are launched: without Triton's coalescing pass
+(kernels/triton_passes.py), whose time is quadratic in a kernel's size; the
+last test checks that skipping it leaves the SASS unchanged.
 
-MNT4-753: the int32 multiplication (24 limbs) compiles without spills but takes
-~550 s per kernel (measured 2026-11-21, 2 cores), so it runs with
-ZKTENSOR_AOT_ALL=1 only (as the G2 point kernels in tests/ec). With fp64 (15
-limbs, 31 i64 column sums live at once) it spills on sm_90a: a known gap, stated
-in the README, not passed here.
+MNT4-753 with fp64 (15 limbs, 31 i64 column sums live at once) spills on
+sm_90a: a known gap, stated in the README, not passed here.
 """
-import os
-
 import pytest
 
 import zktensor as zt
@@ -40,8 +36,7 @@ CASES = [(f, "mul", s, "sm_90a") for f in SMALL for s in STRATEGIES] + \
         [(f, "mul", s, "sm_80") for f in ("bn254.fr", "bls12_381.fq") for s in STRATEGIES] + \
         [("bn254.fr", p, s, "sm_90a") for p in ("add_sub", "to_mont", "from_mont", "pow_loop")
          for s in STRATEGIES] + \
-        ([(f, "mul", "int32", "sm_90a") for f in ("mnt4753.fr", "mnt4753.fq")]
-         if os.environ.get("ZKTENSOR_AOT_ALL") == "1" else [])
+        [(f, "mul", "int32", "sm_90a") for f in ("mnt4753.fr", "mnt4753.fq")]
 
 
 @pytest.mark.skipif(not aot.available(), reason="triton wheel without ptxas/cuobjdump")
@@ -62,3 +57,25 @@ def test_no_spills(name, program, strategy, arch):
             assert mix.get("DFMA", 0) > 0, "fp64 strategy must multiply on the FP64 pipe"
         else:
             assert mix.get("IMAD", 0) > 0
+
+
+@pytest.mark.skipif(not aot.available(), reason="triton wheel without ptxas/cuobjdump")
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_skipping_coalesce_changes_no_instruction(strategy):
+    """The premise of triton_passes.skip_coalesce, checked on this Triton: same SASS."""
+    F = zt.field("bn254.fr")
+    compiled = get_program(trace(lambda a, b: a * b * b, F.params, 2), strategy, "triton")
+    from zktensor.kernels.elementwise import load_triton_module
+    fn = load_triton_module(str(compiled.entry / "kernels.py"), interpret=False).kernel_0
+    without, with_ = (aot.compile_kernel(fn, "sm_90a", coalesce=c, timeout=900) for c in (False, True))
+    assert without["sass"] == with_["sass"] and without["registers"] == with_["registers"]
+
+
+def test_skip_coalesce_is_scoped():
+    """Only compilations inside the block lose the pass; other Triton users keep it."""
+    passes = pytest.importorskip("triton._C.libtriton").passes
+    from zktensor.kernels.triton_passes import skip_coalesce
+    with skip_coalesce():
+        assert passes.ttgpuir.add_coalesce(object()) is None      # skipped: the argument is not used
+    with pytest.raises(TypeError):
+        passes.ttgpuir.add_coalesce(object())                    # the real pass, given a non-PassManager

@@ -12,15 +12,14 @@ when an interpreted kernel calls a device function (Triton 3.9), after which the
 real compiler fails on the patched tensor methods; and a separate process can be
 given a time limit.
 
-Compile time is dominated by Triton's coalescing pass (TritonGPUCoalesce): for
-every load and store it walks the whole kernel's def-use slice, repeatedly, so
-its time grows with the number of memory operations times the square of the
-kernel's size (BN254 int32, one multiplication: 6 s, four: 59 s of which 46 s
-in that pass). Keep AOT-tested kernels to one operation each.
+Limb kernels are compiled without Triton's coalescing pass, exactly as they are
+launched (kernels/triton_passes.py: the pass costs time quadratic in a kernel's
+size and changes nothing in their SASS).
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import re
@@ -59,14 +58,17 @@ def elementwise_signature(arg_names, block: int = 128) -> tuple[dict, dict]:
 
 
 def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, num_warps: int = 4,
-                   timeout: float | None = None) -> dict:
+                   timeout: float | None = None, coalesce: bool = False) -> dict:
     """Compile one @triton.jit kernel (defined in a file) for `arch` in a fresh process.
 
     Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "seconds"}.
-    `signature`/`constexprs` default to the generated elementwise kernels' convention."""
+    `signature`/`constexprs` default to the generated elementwise kernels' convention.
+    `coalesce`: run Triton's coalescing pass, as the NTT kernel's launches do; limb
+    kernels are launched without it (kernels/triton_passes.py), and compiled so here."""
     py = getattr(fn, "fn", fn)                       # JITFunction -> the Python function
     request = {"path": py.__code__.co_filename, "name": py.__name__, "arch": arch,
-               "signature": signature, "constexprs": constexprs, "num_warps": num_warps}
+               "signature": signature, "constexprs": constexprs, "num_warps": num_warps,
+               "coalesce": coalesce}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     try:
         res = subprocess.run([sys.executable, os.path.abspath(__file__)], input=json.dumps(request),
@@ -113,10 +115,16 @@ def _worker() -> None:
     sig, const = req["signature"], req["constexprs"]
     if sig is None:
         sig, const = elementwise_signature(fn.arg_names)
+    # this directory's triton_passes by path: importing the package would import torch
+    spec = importlib.util.spec_from_file_location(
+        "zktensor_triton_passes", os.path.join(os.path.dirname(os.path.abspath(__file__)), "triton_passes.py"))
+    passes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(passes)
     t0 = time.perf_counter()
-    compiled = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=const or {}),
-                              target=GPUTarget("cuda", ARCHS[req["arch"]], 32),
-                              options={"num_warps": req["num_warps"]})
+    with contextlib.nullcontext() if req["coalesce"] else passes.skip_coalesce():
+        compiled = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=const or {}),
+                                  target=GPUTarget("cuda", ARCHS[req["arch"]], 32),
+                                  options={"num_warps": req["num_warps"]})
     seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "k.cubin")
@@ -134,4 +142,5 @@ def _worker() -> None:
 
 
 if __name__ == "__main__":
+    sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
     _worker()

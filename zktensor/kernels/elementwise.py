@@ -28,6 +28,7 @@ import torch
 
 from . import cache
 from .cpu_isa import cpu_options
+from .triton_passes import skip_coalesce
 
 TRITON_BLOCK = 128
 _import_lock = threading.RLock()
@@ -185,7 +186,8 @@ class CompiledProgram:
             with triton_mode(True):
                 kernel[grid](*args, n_inner, n_total, BLOCK=block)
         else:
-            kernel[grid](*args, n_inner, n_total, BLOCK=block, **launch)
+            with skip_coalesce():
+                kernel[grid](*args, n_inner, n_total, BLOCK=block, **launch)
 
     def _launch_cpu(self, name, ops, n_outer, n_inner):
         fn = self._cpu_fn(name)

@@ -24,6 +24,7 @@ import torch
 
 from . import cache
 from .elementwise import load_triton_module, triton_cdiv, triton_mode
+from .triton_passes import skip_coalesce
 
 BLOCK = 64
 TEMPLATE_VERSION = "1"
@@ -155,5 +156,6 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
         with triton_mode(True):
             kernel[grid](*args, m, BLOCK=BLOCK)
     else:
-        kernel[grid](*args, m, BLOCK=BLOCK)
+        with skip_coalesce():
+            kernel[grid](*args, m, BLOCK=BLOCK)
     return outs

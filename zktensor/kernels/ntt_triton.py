@@ -317,7 +317,7 @@ def aot_compile(F, strategy: str, arch: str = "sm_90a", num_warps: int = 4, *, l
     mod = module(F, strategy, interpret=False)
     sig = dict(SIGNATURE, **{k: "constexpr" for k in ("R", "LOG_R", "C", "Q", "DIT", "PRE", "POST")})
     const = {"R": 1 << log_r, "LOG_R": log_r, "C": C, "Q": Q, "DIT": dit, "PRE": pre, "POST": post}
-    return compile_kernel(mod.ntt_pass, arch, sig, const, num_warps)
+    return compile_kernel(mod.ntt_pass, arch, sig, const, num_warps, coalesce=True)
 
 
 # =============================================================================
