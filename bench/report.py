@@ -55,7 +55,7 @@ except ImportError:  # run as ``python bench/report.py``
         machine_key, machine_summary, op_group,
     )
 
-PEER_SYSTEMS = ("gnark-crypto", "arkworks")
+PEER_SYSTEMS = ("gnark-crypto", "arkworks", "snarkjs")
 
 #: Groups whose ``size`` is a repetition count, compared by throughput.
 RATE_GROUPS = {"fr_mul", "fq_mul", "fr_add", "fq_add"}
@@ -267,7 +267,10 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
             unit if not rate else f"{unit} (median)"]
     if rate:
         head.insert(8, "per item (median)")
-    head += ["clean runs", "× vs gnark-crypto", "× vs arkworks"]
+    # the peers this group has (snarkjs for Groth16), else the two CPU libraries (n/a cells)
+    peers = [p for p in PEER_SYSTEMS if any(r["system"] == p and r["_group"] == group for r in all_rows)] \
+        or list(PEER_SYSTEMS[:2])
+    head += ["clean runs"] + [f"× vs {p}" for p in peers]
     if show_machine:
         head.append("machine")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -280,7 +283,7 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
         if rate:
             cells.append(fmt_time(r["median_s"] / r["size"]))
         cells += [fmt_rate(_rate(r)), _runs_cell(r)]
-        for peer in PEER_SYSTEMS:
+        for peer in peers:
             if r["system"] == peer:
                 cells.append("—")
                 continue
