@@ -146,10 +146,11 @@ class _Printer:
         body = o.regions[0].blocks[0]
         carried = [self.bind(r, "l") for r in o.results]
         # compiled Triton needs loop-carried values of one type: give constant
-        # (0-d) initial values the block shape of the function's first operand
-        for n, init, r in zip(carried, ins[3:], o.results):
-            t = TL[str(r.type)]
-            self.emit(indent, f"{n} = tl.zeros_like({self.block_ref}).to({t}) + {init}")
+        # (0-d) initial values the block shape of the function's first operand.
+        # Builtins only: a @triton.jit library function (tl.zeros_like) called from
+        # a device function fails now and then under the interpreter (Triton 3.9).
+        for n, init in zip(carried, ins[3:]):
+            self.emit(indent, f"{n} = tl.broadcast_to({init}, {self.block_ref}.shape)")
         iv = self.bind(body.arguments[0], "i")
         for arg, n in zip(list(body.arguments)[1:], carried):
             self.names[arg] = n
