@@ -7,12 +7,10 @@ marked ``snarkjs``; without node/npm they are skipped.
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 
-from fixture_support import BUILD, FIXTURE_NAMES, FIXTURES, ROOT, Fixture, Snarkjs
+from fixture_support import BUILD, FIXTURE_NAMES, ROOT, Fixture, Snarkjs, build_fixtures
 
 
 def pytest_configure(config):
@@ -23,13 +21,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def fixtures() -> dict[str, Fixture]:
-    if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("node/npm not installed: cannot build the snarkjs fixtures")
-    res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh")], capture_output=True,
-                         text=True, timeout=1800)
-    if res.returncode:
-        pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-4000:]}")
-    return {f.name: f for f in FIXTURES}
+    return build_fixtures()
 
 
 @pytest.fixture(scope="session")

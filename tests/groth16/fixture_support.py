@@ -75,6 +75,20 @@ FIXTURE_NAMES = [f.name for f in FIXTURES]
 SMALL = ["multiplier", "multi_public", "no_public", "multi_public_bls"]  # for slow per-point checks
 
 
+def build_fixtures() -> dict[str, Fixture]:
+    """The session's fixtures by name, built by scripts/fixtures.sh (skip without node/npm)."""
+    import shutil
+
+    import pytest
+    if not (shutil.which("node") and shutil.which("npm")):
+        pytest.skip("node/npm not installed: cannot build the snarkjs fixtures")
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh")], capture_output=True,
+                         text=True, timeout=1800)
+    if res.returncode:
+        pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-4000:]}")
+    return {f.name: f for f in FIXTURES}
+
+
 class Snarkjs:
     """The pinned snarkjs CLI and library, as the oracle."""
 

@@ -7,8 +7,6 @@ session: loading a key is the slow part, proving is what is tested.
 """
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +15,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "groth16"))   # fixture_support (shared with tests/groth16)
 
-from fixture_support import BUILD, FIXTURES, ROOT, Snarkjs  # noqa: E402
+from fixture_support import BUILD, Snarkjs, build_fixtures  # noqa: E402
 
 
 def pytest_configure(config):
@@ -27,13 +25,7 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def fixtures():
-    if not (shutil.which("node") and shutil.which("npm")):
-        pytest.skip("node/npm not installed: cannot build the snarkjs fixtures")
-    res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh")], capture_output=True,
-                         text=True, timeout=1800)
-    if res.returncode:
-        pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-4000:]}")
-    return {f.name: f for f in FIXTURES}
+    return build_fixtures()
 
 
 @pytest.fixture(scope="session")
