@@ -14,7 +14,7 @@ setup(
         "torch-mlir",
     ],
     extras_require={
-        "test": ["pytest", "pytest-xdist", "py_ecc"],
+        "test": ["pytest", "pytest-xdist>=3.2", "py_ecc"],
         "bench": ["matplotlib"],
     },
     entry_points={"console_scripts": ["zktensor=zktensor.cli:main"]},

@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup_env.sh
 bash scripts/fixtures.sh
-exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto --durations=25 "$@"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --durations=25 "$@"
