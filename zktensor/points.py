@@ -565,10 +565,10 @@ def scalar_mul(P: PointTensor, k) -> PointTensor:
         negm = neg.to(P.device).reshape(kshape).expand(batch).reshape(m)
         nb_ = (-PointTensor(G, base)).data
         base = torch.where(negm.reshape(1, 1, m), nb_, base)
-    R = G.identity((m,), device=P.device).data
     if m <= _WINDOWED_MAX and bits.shape[1] > 2 * _WINDOW:
         R = _windowed(G, base, bits)
     else:
+        R = G.identity((m,), device=P.device).data
         for i in range(bits.shape[1]):
             R = double_n(G, R, 1)
             col = bits[:, i]

@@ -208,3 +208,11 @@ def test_errors():
         zt.msm([1], [g.generator])
     with pytest.raises(ValueError, match="window"):
         zt.msm([1, 2, 3], P, MSMConfig(window=17))
+
+
+def test_cpu_strategy_for_g2_and_large_fields_is_int64():
+    """fp64 vector kernels for Fq2 and 753-bit fields take LLVM far too long to compile."""
+    from zktensor.ops.msm import auto_strategy
+    for name in ("bn254.g2", "bls12_381.g2", "mnt4753.g1"):
+        assert auto_strategy(zt.group(name), "cpu") == "int64", name
+    assert auto_strategy(zt.group("bn254.g1"), "cpu") in ("fp64", None)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -152,11 +152,6 @@ class Prover:
             raise FormatError(f"{self.path}: {sec.name}: {e}") from None
         # one checkpoint: the plain table (bases and negations), no GZKP weighted copies
         cfg = msm_config_for(G, n, self.device, prepared=True) if self._tuned_msm else self.msm_config
-        if G.degree == 2 and self.device.type == "cpu" and cfg.strategy is None:
-            # G2 on the CPU with the int64 kernels: the fp64 (AVX-512 IFMA) G2 kernels take LLVM
-            # far too long to compile (a 2-doubling kernel ran > 40 min in the loop vectorizer,
-            # 2026-11-21); an explicit strategy in the config or the tuning cache still wins
-            cfg = replace(cfg, strategy="int64")
         checkpoint = cfg.checkpoint or 1 << 10
         return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
 

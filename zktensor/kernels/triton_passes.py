@@ -15,7 +15,7 @@ Only compilations inside a `skip_coalesce()` block (our own elementwise and
 point-kernel launches, and the AOT worker) are affected; every other Triton
 kernel in the process compiles as usual. ZKTENSOR_TRITON_COALESCE=1 keeps the
 pass everywhere (Triton's cache does not know about the difference: clear
-~/.triton/cache when comparing).
+~/.triton/cache when comparing; read at import).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import contextlib
 import os
 import threading
 
+_KEEP_PASS = os.environ.get("ZKTENSOR_TRITON_COALESCE") == "1"     # read once: launches are hot
 _state = threading.local()
 _lock = threading.Lock()
 _installed = False
@@ -52,7 +53,7 @@ def _install() -> None:
 @contextlib.contextmanager
 def skip_coalesce():
     """Kernels compiled (JIT or AOT) in this block skip TritonGPUCoalesce."""
-    if os.environ.get("ZKTENSOR_TRITON_COALESCE") == "1":
+    if _KEEP_PASS:
         yield
         return
     _install()

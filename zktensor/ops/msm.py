@@ -89,12 +89,14 @@ class MSMConfig:
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:
     """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels (about 4x the int64
-    kernels' throughput here, measured on the MSM's tree and reduction kernels) and the field
-    is at most 384 bits; int64 for larger fields (MNT4-753: 15-limb vector kernels take LLVM
-    too long); else the default. None elsewhere (the device's default)."""
+    kernels' throughput here, measured on the MSM's tree and reduction kernels) and the group
+    is G1 over a field of at most 384 bits; int64 for larger fields (MNT4-753: 15-limb vector
+    kernels take LLVM too long) and for G2 (the Fq2 vector kernels too: a 2-doubling kernel
+    ran > 40 min in LLVM's loop vectorizer, 2026-11-21); else the default. None elsewhere
+    (the device's default)."""
     if torch.device(device).type != "cpu":
         return None
-    if GS.F.bits > 384:
+    if GS.F.bits > 384 or GS.degree == 2:
         return "int64"
     try:
         from ..kernels.cpu_isa import cpu_options
