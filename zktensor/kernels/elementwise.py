@@ -28,13 +28,22 @@ import torch
 
 from . import cache
 from .cpu_isa import cpu_options
+from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce
 
 TRITON_BLOCK = 128
 _import_lock = threading.RLock()
 
 
+_scope = threading.local()
+
+
 def num_threads() -> int:
+    """Threads a CPU launch may use: `threads_scope` of this thread, else
+    ZKTENSOR_NUM_THREADS, else the CPUs this process may run on."""
+    scoped = getattr(_scope, "threads", None)
+    if scoped:
+        return scoped
     env = os.environ.get("ZKTENSOR_NUM_THREADS")
     if env:
         return max(1, int(env))
@@ -42,6 +51,18 @@ def num_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover
         return os.cpu_count() or 1
+
+
+@contextlib.contextmanager
+def threads_scope(n: int):
+    """CPU launches of this thread use at most n threads inside the block (a caller that
+    runs independent parts of a computation on threads of its own gives each part 1)."""
+    old = getattr(_scope, "threads", None)
+    _scope.threads = max(1, int(n))
+    try:
+        yield
+    finally:
+        _scope.threads = old
 
 
 @functools.lru_cache(maxsize=None)
@@ -115,6 +136,7 @@ class CompiledProgram:
 
     def _cpu_fn(self, name: str, entry: str = "run"):
         if self._lib is None:
+            keep_freed_memory()
             self._lib = ctypes.CDLL(str(self.entry / "kernels.so"))
         if not hasattr(self._lib, f"{name}_{entry}"):
             return None
@@ -203,26 +225,33 @@ class CompiledProgram:
                 fixed.append((t, ls, os_, is_))
             if all(is_ == 1 for _, _, _, is_ in fixed):
                 ops, fn = fixed, vfn
-        # one long row: re-cut it into rows so that threads can share it
-        if n_outer == 1 and n_inner >= 8192:
-            rows = 64
-            while n_inner % rows:
-                rows //= 2
-            if rows > 1:
-                ops = [(t, ls, is_ * (n_inner // rows), is_) for t, ls, _, is_ in ops]
-                n_outer, n_inner = rows, n_inner // rows
-        args = []
-        for t, ls, os_, is_ in ops:
-            args += [t.data_ptr(), ls, os_, is_]
+        ptrs = [(t.data_ptr(), ls, os_, is_) for t, ls, os_, is_ in ops]
         threads = num_threads()
-        if threads == 1 or n_outer * n_inner < 4096 or n_outer == 1:
-            fn(*args, 0, n_outer, n_inner)
+        if threads == 1 or n_outer * n_inner < SPLIT_FROM:
+            fn(*_flat(ptrs), 0, n_outer, n_inner)
             return
-        step = -(-n_outer // threads)
-        futs = [_pool(threads).submit(fn, *args, lo, min(lo + step, n_outer), n_inner)
-                for lo in range(0, n_outer, step)]
+        if n_outer >= threads:                       # whole rows to each thread
+            step = -(-n_outer // threads)
+            parts = [(_flat(ptrs), lo, min(lo + step, n_outer), n_inner) for lo in range(0, n_outer, step)]
+        else:                                        # column ranges (multiples of the vector width)
+            step = -(-n_inner // (threads * SPLIT_ALIGN)) * SPLIT_ALIGN
+            parts = [(_flat([(p + 4 * lo * is_, ls, os_, is_) for p, ls, os_, is_ in ptrs]), 0, n_outer,
+                      min(step, n_inner - lo)) for lo in range(0, n_inner, step)]     # 4: int32 words
+        futs = [_pool(threads).submit(fn, *args, lo, hi, ni) for args, lo, hi, ni in parts[1:]]
+        args, lo, hi, ni = parts[0]
+        fn(*args, lo, hi, ni)                         # the calling thread takes the first share
         for f in futs:
             f.result()
+
+
+SPLIT_FROM = 1024     # elements from which a launch is shared by threads (a point-kernel
+                      # element costs ~0.3 us: 1280 lanes of the MSM's lane step ran 370 us on
+                      # one thread); below, a thread hand-off costs more than it saves
+SPLIT_ALIGN = 8       # column shares are whole vectors (8 lanes)
+
+
+def _flat(ptrs) -> list:
+    return [x for op in ptrs for x in op]
 
 
 def launch_options() -> tuple[int, dict]:

@@ -44,6 +44,7 @@ import torch
 from . import cache
 from .cpu_isa import cpu_options
 from .elementwise import num_threads
+from .host_memory import keep_freed_memory
 
 LANES = 8
 MIN_PER_THREAD = 1 << 11      # elements: below this a second thread costs more than it saves
@@ -436,6 +437,7 @@ def _compile(text: str, out_dir: str) -> dict:
 
 class _Library:
     def __init__(self, path):
+        keep_freed_memory()
         self.lib = ctypes.CDLL(str(path / "kernels.so"))
         self.fns = {}
         for p in PASSES:

@@ -1,0 +1,66 @@
+"""How the CPU target shares a launch between threads, and the host-memory setting.
+
+A launch over one long row is cut into column ranges (whole vectors, pointer
+offsets), a launch over many rows into row ranges; neither may change a word.
+Checked against Python integers with thread counts that do not divide the
+sizes, views with gaps between rows, and broadcast operands.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import zktensor as zt
+from zktensor.kernels import elementwise
+
+P = zt.field("bn254.fr").p
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_launch_split_by_columns_and_rows(monkeypatch, threads):
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
+    F = zt.field("bn254.fr")
+    f = zt.jit(lambda a, b: a * b + a)
+    n = elementwise.SPLIT_FROM + 4 * elementwise.SPLIT_ALIGN + 3      # a ragged tail
+    xs = [(i * 0x9E3779B97F4A7C15 + 7) % P for i in range(n)]
+    ys = [(i * 0x632BE59BD9B4E019 + 11) % P for i in range(n)]
+    a, b = F.tensor(xs), F.tensor(ys)
+    assert f(a, b).to_ints() == [(x * y + x) % P for x, y in zip(xs, ys)]
+    # one broadcast operand: a constant column against a long row
+    c = F.tensor([5])
+    assert f(a, c).to_ints() == [(x * 5 + x) % P for x in xs]
+    # many rows, taken from a wider tensor (row stride > row length)
+    rows, cols = 5, 700
+    zs = [(i * 0x2545F4914F6CDD1D + 3) % P for i in range(rows * (cols + 9))]
+    wide = F.tensor(zs).reshape(rows, cols + 9)[:, :cols]
+    got = f(wide, wide).to_ints()
+    want = [[(v * v + v) % P for v in zs[r * (cols + 9):r * (cols + 9) + cols]] for r in range(rows)]
+    assert got == want
+
+
+def test_threads_scope_is_per_thread(monkeypatch):
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "4")
+    assert elementwise.num_threads() == 4
+    with elementwise.threads_scope(1):
+        assert elementwise.num_threads() == 1
+        seen = elementwise._pool(1).submit(elementwise.num_threads).result()
+        assert seen == 4                       # another thread is not in the scope
+    assert elementwise.num_threads() == 4
+
+
+def _keep_result(env):
+    code = "from zktensor.kernels.host_memory import keep_freed_memory as k; print(k(), k())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    return out.stdout.split()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
+def test_host_memory_setting():
+    env = {k: v for k, v in os.environ.items() if k != "ZKTENSOR_MALLOC"}
+    import platform
+    if platform.libc_ver()[0] == "glibc":
+        assert _keep_result(env) == ["True", "True"]
+    assert _keep_result({**env, "ZKTENSOR_MALLOC": "system"}) == ["False", "False"]
