@@ -300,24 +300,30 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
             break
         lens, starts, seg = lens[live], starts[live], seg[live]
         npairs = lens >> 1
-        odd = (lens & 1).astype(bool)
+        odd = lens & 1
         P = int(npairs.sum())
         Pp = -(-P // (B * ALIGN)) * B * ALIGN if P > B * ALIGN else -(-P // B) * B
+        # pair p = (segment s, rank k), p = pstart_s + k: its left operand sits at
+        # starts_s + 2k = 2p + (starts_s - 2·pstart_s); in the next level (live segments only)
+        # s starts at pstart_s + ob_s, ob_s the odd segments before s, so its sum goes to
+        # p + ob_s, and its odd element, passed on, is table column Pp + ob_s
         pstart = np.cumsum(npairs) - npairs
-        rank = np.arange(P, dtype=np.int64) - np.repeat(pstart, npairs)
-        lpos = np.repeat(starts, npairs) + 2 * rank
+        ob = np.cumsum(odd) - odd
+        lpos = np.arange(0, 2 * P, 2, dtype=np.int64)
+        lpos += np.repeat(starts - 2 * pstart, npairs)
         li = np.empty(Pp, dtype=np.int64)
         ri = np.empty(Pp, dtype=np.int64)
-        li[:P] = cur_idx[lpos]
-        ri[:P] = cur_idx[lpos + 1]
+        np.take(cur_idx, lpos, out=li[:P])
+        lpos += 1
+        np.take(cur_idx, lpos, out=ri[:P])
         li[P:], ri[P:] = li[0], ri[0]              # padding pairs (copies of pair 0): discarded
-        pass_src = cur_idx[(starts + lens - 1)[odd]]
+        oddb = odd.astype(bool)
+        pass_src = cur_idx[(starts + lens - 1)[oddb]]
         npass = len(pass_src)
         new_lens = npairs + odd
-        new_starts = np.cumsum(new_lens) - new_lens
-        new_idx = np.empty(P + npass, dtype=np.int64)
-        new_idx[np.repeat(new_starts, npairs) + rank] = np.arange(P, dtype=np.int64)
-        new_idx[new_starts[odd] + npairs[odd]] = Pp + np.arange(npass, dtype=np.int64)
+        new_idx = np.arange(P + npass, dtype=np.int64)
+        new_idx -= np.repeat(ob, new_lens)
+        new_idx[(np.cumsum(new_lens) - 1)[oddb]] = Pp + ob[oddb]
         clock.tick("tree_index")
         XL = take_cols(cur_table, li)
         XR = take_cols(cur_table, ri)
