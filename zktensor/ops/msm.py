@@ -450,6 +450,7 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
         digits = np.concatenate([digits, np.zeros((J * M - W, Bt, n1), dtype=np.int32)])
     dg = digits.reshape(J, M, Bt, n1).transpose(1, 2, 0, 3).reshape(M * Bt, J * n1)
     rows = M * Bt
+    clock.tick("digits")
     T = _bucket_rows(GS, table, tinf.to(dev), dg, N, K, J * n1, cfg, dev, stats)   # (L, 4d, rows)
     clock = Clock(stats)
     # Horner over rounds
@@ -541,14 +542,15 @@ def _bucket_share(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     clock = Clock(stats)
     rows = dg.shape[0]
     mags = np.abs(dg).astype(np.uint16)
-    order = np.argsort(mags, axis=1, kind="stable")
-    smag = np.take_along_axis(mags, order, axis=1)
-    counts = np.bincount((np.arange(rows, dtype=np.int64)[:, None] * (N + 1) + smag).ravel(),
-                         minlength=rows * (N + 1)).reshape(rows, N + 1)
-    sel = smag.ravel() > 0
-    picked = order.ravel()[sel]
-    neg = (np.take_along_axis(dg, order, axis=1).ravel()[sel] < 0)
-    entries = picked.astype(np.int64) + neg * width
+    order = np.argsort(mags, axis=1, kind="stable")          # a radix sort: uint16 keys
+    counts = np.empty((rows, N + 1), dtype=np.int64)
+    picked, neg = [], []
+    for r in range(rows):       # row by row: take_along_axis's index arrays cost twice the sort
+        counts[r] = np.bincount(mags[r], minlength=N + 1)
+        o = order[r, counts[r, 0]:]                           # digit 0 sorts first: dropped
+        picked.append(o)
+        neg.append(np.take(dg[r], o) < 0)
+    entries = np.concatenate(picked) + np.concatenate(neg) * width
     seg_counts = counts[:, 1:].ravel()                       # segments (row, v) in order
     S = rows * N
     if cfg.offset:
@@ -568,7 +570,7 @@ def _bucket_share(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     dest = (v0 % Lc) * (K * rows) + (v0 // Lc) * rows + rr
     from ..kernels.msm_tree import segment_sums, to_points
     from ..kernels.msm_reduce import reduce_buckets
-    clock.tick("digits_sort")
+    clock.tick("sort")
     buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S,
                                  block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
     clock = Clock(stats)
