@@ -88,16 +88,14 @@ class MSMConfig:
 
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:
-    """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels (about 4x the int64
-    kernels' throughput here, measured on the MSM's tree and reduction kernels) and the group
-    is G1 over a field of at most 384 bits; int64 for larger fields (MNT4-753: 15-limb vector
-    kernels take LLVM too long) and for G2 (the Fq2 vector kernels too: a 2-doubling kernel
-    ran > 40 min in LLVM's loop vectorizer, 2026-11-21); else the default. None elsewhere
-    (the device's default)."""
+    """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels, for every group
+    (measured 2026-11-21, one thread, dense scalars: BN254 G1 about 4x the int64 kernels'
+    throughput on the tree and reduction kernels; BN254 G2 2^14 181 ms vs 460 ms;
+    MNT4-753 G1 2^10 166 ms vs 374 ms); else the default. None elsewhere (the device's
+    default). G2 and MNT4-753 used int64 until limbs-to-cpu kept the scalar tail loop's
+    body a call: LLVM's loop vectorizer had taken > 40 min on their inlined bodies."""
     if torch.device(device).type != "cpu":
         return None
-    if GS.F.bits > 384 or GS.degree == 2:
-        return "int64"
     try:
         from ..kernels.cpu_isa import cpu_options
     except ImportError:

@@ -10,8 +10,9 @@ that runs the limb function for every element of the 2-D strided batch rows
 kernels: limb-major words, element at X + limb·ls + outer·os + inner·is).
 The host splits rows across threads (ctypes drops the GIL during the call).
 
-Lowering: the loops are `scf.for` over `llvm.load`/`llvm.store`; the limb
-function is inlined into them; then scf -> cf, arith/math/func/cf -> llvm,
+Lowering: the loops are `scf.for` over `llvm.load`/`llvm.store`; the vector
+limb function is inlined into its loop, the scalar one stays a call (see
+`_element`); then scf -> cf, arith/math/func/cf -> llvm,
 and LLVM -O3 through the bindings' ExecutionEngine, which writes an object
 file that the system linker turns into a shared object (kept in the kernel
 cache, so a warm cache needs neither MLIR nor a compiler). 64-bit limb
@@ -55,7 +56,11 @@ def _element(lines, indent, callee, L, n_in, n_out, lanes, tag):
             lines.append(f"{pad}%w{tag}_{x}_{j} = llvm.load %p{tag}_{x}_{j}{align} : !llvm.ptr -> {vt}")
             args.append(f"%w{tag}_{x}_{j}")
     n_res = n_out * L
-    lines.append(f"{pad}%r{tag}:{n_res} = func.call @{callee}({', '.join(args)}) : "
+    # the scalar body stays a call: inlined into its element loop, LLVM's loop vectorizer
+    # analyses it for every vector width, which took > 40 min for an Fq2 point kernel
+    # (VPlan's onlyFirstLaneUsed over the body's use chains); the vector body is inlined
+    attr = " {no_inline}" if lanes == 1 else ""
+    lines.append(f"{pad}%r{tag}:{n_res} = func.call @{callee}({', '.join(args)}){attr} : "
                  f"({', '.join([vt] * len(args))}) -> ({', '.join([vt] * n_res)})")
     for q in range(n_out):
         x = f"o{q}"
