@@ -35,7 +35,10 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
 
 Load balance: the unit of work of every launch is a pair (tree) or a lane
 (reduction), never a bucket, so threads and GPU blocks get equal shares however
-the digits are distributed; a heavy bucket costs log2(size) tree levels.
+the digits are distributed; a heavy bucket costs log2(size) tree levels. On a
+multi-core CPU the bucket rows (windows) are first cut into one share per
+thread, each share's sort, tree and reduction run by its own thread
+(`_bucket_rows`).
 
 GZKP consolidation (`msm_prepare`): with the weighted bases 2^(j·M·c)·P_i kept
 for every checkpoint j (every M windows), the windows t = j·M + m of all
@@ -522,8 +525,9 @@ def _merge_stats(stats, parts):
     stats["shares"] = len(parts)
     for p in parts:
         for key in ("time", "cpu"):
+            acc = stats.setdefault(key, {})
             for k, v in p.get(key, {}).items():
-                stats.setdefault(key, {})[k] = stats.setdefault(key, {}).get(k, 0.0) + v
+                acc[k] = acc.get(k, 0.0) + v
         lv = stats.setdefault("levels", [])
         for i, v in enumerate(p.get("levels", [])):
             if i < len(lv):
