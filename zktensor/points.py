@@ -29,8 +29,9 @@ import numpy as np
 import torch
 
 from .algebra.curves import group as group_record, _check_shape
+from .config import choose
 from .ir import ec as E
-from .kernels import msm_ec
+from .kernels import msm_ec, msm_triton
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
 
 # -- the traced formulas (each compiled once per group) -------------------------------
@@ -510,11 +511,22 @@ def fix_sum(G: GroupSpace, S, h, r, A, B, idA=None, idB=None) -> torch.Tensor:
     return S
 
 
+def add_sum(G: GroupSpace, A: torch.Tensor, B: torch.Tensor, split: bool | None = None) -> list:
+    """The outputs of `_f_add` over flat XYZZ data: the K components of the incomplete sum,
+    then h and r. `split`: in two kernels (msm_triton.add_split); by default where the
+    Triton target would spill the fused one."""
+    if split is None:
+        split = G.name in msm_triton.SPLIT_ADD and choose(A.device.type)[1] == "triton"
+    if split:
+        return msm_triton.add_split(G.params, comps(A) + comps(B))
+    return msm_ec.run(G.params, "add", ("xyzz", "xyzz"), _f_add, comps(A) + comps(B))
+
+
 def add_complete(G: GroupSpace, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """A + B for flat XYZZ data (L, K, m), every case included."""
     if A.shape[2] == 0:
         return A.clone()
-    outs = msm_ec.run(G.params, "add", ("xyzz", "xyzz"), _f_add, comps(A) + comps(B))
+    outs = add_sum(G, A, B)
     K, d = G.K, G.degree
     S = torch.stack(outs[:K], dim=1)
     h = torch.stack(outs[K:K + d], dim=1)

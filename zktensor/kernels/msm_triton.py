@@ -13,8 +13,12 @@ mirror-image join (the layout of `ntt_triton`).
 Operands are (L, m) limb tensors with any limb and column strides (limb-major
 contiguous rows coalesce: a warp reads consecutive columns of one word).
 
+A kernel must fit sm_90a's 255 registers per thread without spilling: the
+point addition of the groups in SPLIT_ADD is two kernels here (`add_split`).
+
     kernel: point_kernel(o0, ls_o0, is_o0, ..., i0, ls_i0, is_i0, ..., n, BLOCK)
     host:   run(compiled_program, inputs, out)    (CUDA tensors, or CPU under TRITON_INTERPRET)
+            add_split(G, inputs)                  (the outputs of points._f_add, in two launches)
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ import threading
 
 import torch
 
-from . import cache
+from ..ir import ec as E
+from . import cache, msm_ec
 from .elementwise import load_triton_module, triton_cdiv, triton_mode
 from .triton_passes import skip_coalesce
 
@@ -159,3 +164,45 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
         with skip_coalesce():
             kernel[grid](*args, m, BLOCK=BLOCK)
     return outs
+
+
+# -- the point addition in two kernels -------------------------------------------------------
+
+# Fused, BN254 G2's complete addition (points._f_add) needs more than 255 registers on sm_90a
+# and spills (35 STL). Cut where add-2008-s (ec-to-field's xyzz_add) has the fewest live
+# values, after the products of the inputs, the parts take 234 and 204 registers, no spills
+# (tests/ec/test_triton.py). They compute the same field values as the fused formula and
+# outputs are canonical, so they return the same words (checked against the fused kernel).
+# BLS12-381 G2 is not here: both parts still spill with its 12-word Fq (302 and 36 STL).
+SPLIT_ADD = frozenset({"bn254.g2"})
+
+
+def _f_add_products(P, Q):
+    X1, Y1, ZZ1, ZZZ1 = P.coords()
+    X2, Y2, ZZ2, ZZZ2 = Q.coords()
+    U1, S1 = X1 * ZZ2, Y1 * ZZZ2
+    return U1, S1, X2 * ZZ1 - U1, Y2 * ZZZ1 - S1, ZZ1 * ZZ2, ZZZ1 * ZZZ2
+
+
+def _f_add_finish(U1, S1, H, R, ZZ12, ZZZ12):
+    PP = H.square()
+    PPP = H * PP
+    Q = U1 * PP
+    X3 = R.square() - PPP - (Q + Q)
+    Y3 = R * (Q - X3) - S1 * PPP
+    return E.make("xyzz", X3, Y3, ZZ12 * PP, ZZZ12 * PPP)
+
+
+ADD_PARTS = (("add_products", ("xyzz", "xyzz"), _f_add_products),
+             ("add_finish", ("coord",) * 6, _f_add_finish))
+
+
+def add_split(G, inputs) -> list[torch.Tensor]:
+    """points._f_add's outputs (the sum's components, then h and r) for the component tensors
+    of two XYZZ points, in two launches, the six coordinates between them in memory (on
+    whichever target msm_ec picks: the CPU target runs the same programs)."""
+    (k1, kinds1, f1), (k2, kinds2, f2) = ADD_PARTS
+    mid = msm_ec.run(G, k1, kinds1, f1, inputs)
+    S = msm_ec.run(G, k2, kinds2, f2, mid)
+    d = G.degree
+    return S + mid[2 * d:4 * d]
