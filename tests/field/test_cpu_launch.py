@@ -40,16 +40,6 @@ def test_launch_split_by_columns_and_rows(monkeypatch, threads):
     assert got == want
 
 
-def test_threads_scope_is_per_thread(monkeypatch):
-    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "4")
-    assert elementwise.num_threads() == 4
-    with elementwise.threads_scope(1):
-        assert elementwise.num_threads() == 1
-        seen = elementwise._pool(1).submit(elementwise.num_threads).result()
-        assert seen == 4                       # another thread is not in the scope
-    assert elementwise.num_threads() == 4
-
-
 def _keep_result(env):
     code = "from zktensor.kernels.host_memory import keep_freed_memory as k; print(k(), k())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,

@@ -35,15 +35,9 @@ TRITON_BLOCK = 128
 _import_lock = threading.RLock()
 
 
-_scope = threading.local()
-
-
 def num_threads() -> int:
-    """Threads a CPU launch may use: `threads_scope` of this thread, else
-    ZKTENSOR_NUM_THREADS, else the CPUs this process may run on."""
-    scoped = getattr(_scope, "threads", None)
-    if scoped:
-        return scoped
+    """Threads a CPU launch may use: ZKTENSOR_NUM_THREADS, else the CPUs this process may
+    run on."""
     env = os.environ.get("ZKTENSOR_NUM_THREADS")
     if env:
         return max(1, int(env))
@@ -51,18 +45,6 @@ def num_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover
         return os.cpu_count() or 1
-
-
-@contextlib.contextmanager
-def threads_scope(n: int):
-    """CPU launches of this thread use at most n threads inside the block (a caller that
-    runs independent parts of a computation on threads of its own gives each part 1)."""
-    old = getattr(_scope, "threads", None)
-    _scope.threads = max(1, int(n))
-    try:
-        yield
-    finally:
-        _scope.threads = old
 
 
 @functools.lru_cache(maxsize=None)

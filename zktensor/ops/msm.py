@@ -35,10 +35,7 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
 
 Load balance: the unit of work of every launch is a pair (tree) or a lane
 (reduction), never a bucket, so threads and GPU blocks get equal shares however
-the digits are distributed; a heavy bucket costs log2(size) tree levels. On a
-multi-core CPU the bucket rows (windows) are first cut into one share per
-thread, each share's sort, tree and reduction run by its own thread
-(`_bucket_rows`).
+the digits are distributed; a heavy bucket costs log2(size) tree levels.
 
 GZKP consolidation (`msm_prepare`): with the weighted bases 2^(j·M·c)·P_i kept
 for every checkpoint j (every M windows), the windows t = j·M + m of all
@@ -477,69 +474,7 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
 def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     """T_r = sum_v v·(bucket v of row r) for every row of signed digits dg (rows, cols), the
     digit of row r and column j selecting table column j (its negation j + width; the
-    bucket offsets U_v follow at 2·width).
-
-    On a multi-core CPU the rows are cut into one contiguous share per thread, each share
-    run start to end (sort, tree, reduction) by one thread with single-threaded launches:
-    the shares are independent, and a whole pipeline per core keeps both cores busy
-    through the phases that a launch cannot split (the sort and index arithmetic in numpy,
-    the small launches of the inversion and the reduction). Measured 2026-11-21 at 2^16
-    (BN254 G1, 2 cores): one pipeline with 2-thread launches 315 ms, one thread 311 ms."""
-    from ..kernels.elementwise import num_threads, threads_scope
-    rows = dg.shape[0]
-    threads = num_threads() if dev.type == "cpu" else 1
-    shares = min(threads, rows)
-    if shares <= 1 or rows * width < SHARE_FROM:
-        return _bucket_share(GS, table, tinf, dg, N, K, width, cfg, dev, stats)
-    bounds = [rows * i // shares for i in range(shares + 1)]
-    part_stats = [None if stats is None else {} for _ in range(shares)]
-
-    def run(i):
-        with threads_scope(1):
-            return _bucket_share(GS, table, tinf, dg[bounds[i]:bounds[i + 1]], N, K, width, cfg, dev,
-                                 part_stats[i])
-    futs = [_share_pool(shares).submit(run, i) for i in range(1, shares)]
-    parts = [run(0)] + [f.result() for f in futs]
-    if stats is not None:
-        _merge_stats(stats, part_stats)
-    return torch.cat(parts, dim=2)
-
-
-SHARE_FROM = 1 << 14     # digits (rows x columns) from which rows are shared by threads
-
-
-def _share_pool(n: int):
-    import concurrent.futures
-    pool = _SHARE_POOLS.get(n)
-    if pool is None:
-        pool = _SHARE_POOLS[n] = concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="zktensor-msm")
-    return pool
-
-
-_SHARE_POOLS: dict = {}
-
-
-def _merge_stats(stats, parts):
-    """Per-share stats into one: phase times summed over the shares (which ran at once),
-    tree level sizes added level by level, counters added."""
-    stats["shares"] = len(parts)
-    for p in parts:
-        for key in ("time", "cpu"):
-            acc = stats.setdefault(key, {})
-            for k, v in p.get(key, {}).items():
-                acc[k] = acc.get(k, 0.0) + v
-        lv = stats.setdefault("levels", [])
-        for i, v in enumerate(p.get("levels", [])):
-            if i < len(lv):
-                lv[i] += v
-            else:
-                lv.append(v)
-        for k in ("slow_lanes", "slow_rows", "entries"):
-            if k in p:
-                stats[k] = stats.get(k, 0) + p[k]
-
-
-def _bucket_share(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
+    bucket offsets U_v follow at 2·width)."""
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
     rows = dg.shape[0]
@@ -579,5 +514,5 @@ def _bucket_share(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
     clock.tick("reduce")
     if stats is not None:
-        stats["entries"] = stats.get("entries", 0) + int(len(idx))
+        stats["entries"] = int(len(idx))
     return T
