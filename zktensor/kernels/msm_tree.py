@@ -46,8 +46,8 @@ from .msm_inverse import batch_inverse
 
 
 _BETA: dict[str, int] = {}
-ALIGN = 64      # pairs per block row are padded to a multiple of this (the CPU launcher splits
-                # a long row over threads only when it divides evenly)
+ALIGN = 64      # pairs per block row are padded to a multiple of this: every block view is whole
+                # 8-lane vectors, and the batch inversion's first levels need no padded copy
 
 
 def _beta(G) -> int:
@@ -173,9 +173,11 @@ def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor, src: np.ndarr
         out[..., d] = t.index_select(t.dim() - 1, torch.from_numpy(src).to(t.device))
         return
     o, x = out.numpy(), t.numpy()
-    for r in (range(o.shape[0]) if o.ndim == 2 else (None,)):
-        orow, xrow = (o, x) if r is None else (o[r], x[r])
-        orow[dst] = np.take(xrow, src, mode="clip")
+    if o.ndim == 1:
+        o[dst] = np.take(x, src, mode="clip")
+        return
+    for r in range(o.shape[0]):
+        o[r][dst] = np.take(x[r], src, mode="clip")
 
 
 GATHER_SPLIT = 1 << 16      # words from which a gather is shared by threads
