@@ -37,6 +37,48 @@ def _f_lane_step(run, b, acc):
     return run, acc, h1 * h2
 
 
+# The same step in three kernels, for the Triton target where the fused one spills (BN254
+# G2: 255 registers, 91 STL on sm_90a): run + b with its h1, the products of acc + run
+# (msm_triton.ADD_PARTS[0]; its H is h2), then the rest of that addition with h1·h2. The
+# field values are those of the fused formula and outputs are canonical: the same words.
+SPLIT_LANE = frozenset({"bn254.g2"})
+
+
+def _f_lane_run(run, b):
+    h1, _ = run.cross(b)
+    return run + b, h1
+
+
+def _f_lane_finish(U1, S1, H, R, ZZ12, ZZZ12, h1):
+    from .msm_triton import _f_add_finish
+    return _f_add_finish(U1, S1, H, R, ZZ12, ZZZ12), h1 * H
+
+
+LANE_PARTS = (("lane_run", ("xyzz", "affine"), _f_lane_run),
+              ("lane_finish", ("coord",) * 7, _f_lane_finish))
+
+
+def lane_step(G, inputs, out, split: bool | None = None):
+    """One suffix-sum step, in place: inputs run (xyzz), b (affine), acc (xyzz) as component
+    tensors; out: run, acc and h1·h2 (zero where a step met P = ±Q). `split`: the three-kernel
+    form; by default where the Triton target would spill the fused kernel."""
+    if split is None:
+        from ..config import choose
+        split = G.name in SPLIT_LANE and choose(inputs[0].device.type)[1] == "triton"
+    if not split:
+        msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step, inputs, out=out)
+        return
+    from .msm_triton import ADD_PARTS
+    K, A = 4 * G.degree, 2 * G.degree     # components of an XYZZ and of an affine point
+    run_in, b_in, acc_in = inputs[:K], inputs[K:K + A], inputs[K + A:]
+    run_out, acc_out, h_out = out[:K], out[K:2 * K], out[2 * K:]
+    (k1, kinds1, f1), (k3, kinds3, f3) = LANE_PARTS
+    h1 = msm_ec.run(G, k1, kinds1, f1, run_in + b_in, out=run_out + [None] * G.degree)[K:]
+    kp, kindsp, fp = ADD_PARTS[0]
+    mid = msm_ec.run(G, kp, kindsp, fp, acc_in + run_out)
+    msm_ec.run(G, k3, kinds3, f3, mid + h1, out=acc_out + h_out)
+
+
 def _comps(t):
     return [t[:, k] for k in range(t.shape[1])]
 
@@ -81,9 +123,8 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
     h = torch.empty((L, d, max(steps, 1) * lanes), dtype=torch.int32, device=dev)
     for j in range(Lc - 2, -1, -1):
         t = Lc - 2 - j
-        msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step,
-                   _comps(run) + _cols(GS, buckets[:, col(j)]) + _comps(acc),
-                   out=_comps(run) + _comps(acc) + [h[:, q, t * lanes:(t + 1) * lanes] for q in range(d)])
+        lane_step(G, _comps(run) + _cols(GS, buckets[:, col(j)]) + _comps(acc),
+                  _comps(run) + _comps(acc) + [h[:, q, t * lanes:(t + 1) * lanes] for q in range(d)])
     bad = binf.reshape(Lc, lanes).any(dim=0)
     if steps:
         bad |= _zero_cols(h[:, :, :steps * lanes]).reshape(steps, lanes).any(dim=0)
@@ -164,9 +205,8 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
     h2 = torch.empty((L, d, max(steps2, 1) * rows), dtype=torch.int32, device=dev)
     for k in range(K - 2, 0, -1):
         t = K - 2 - k
-        msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step,
-                   _comps(r) + _comps(xy[:, :, (k - 1) * rows:k * rows]) + _comps(a),
-                   out=_comps(r) + _comps(a) + [h2[:, q, t * rows:(t + 1) * rows] for q in range(d)])
+        lane_step(G, _comps(r) + _comps(xy[:, :, (k - 1) * rows:k * rows]) + _comps(a),
+                  _comps(r) + _comps(a) + [h2[:, q, t * rows:(t + 1) * rows] for q in range(d)])
     bad = inf.reshape(K - 1, rows).any(dim=0)
     if steps2:
         bad |= _zero_cols(h2[:, :, :steps2 * rows]).reshape(steps2, rows).any(dim=0)
