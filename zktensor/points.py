@@ -29,7 +29,6 @@ import numpy as np
 import torch
 
 from .algebra.curves import group as group_record, _check_shape
-from .config import choose
 from .ir import ec as E
 from .kernels import msm_ec, msm_triton
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
@@ -516,7 +515,7 @@ def add_sum(G: GroupSpace, A: torch.Tensor, B: torch.Tensor, split: bool | None 
     then h and r. `split`: in two kernels (msm_triton.add_split); by default where the
     Triton target would spill the fused one."""
     if split is None:
-        split = G.name in msm_triton.SPLIT_ADD and choose(A.device.type)[1] == "triton"
+        split = msm_triton.split_here(G, msm_triton.SPLIT_ADD, A.device.type)
     if split:
         return msm_triton.add_split(G.params, comps(A) + comps(B))
     return msm_ec.run(G.params, "add", ("xyzz", "xyzz"), _f_add, comps(A) + comps(B))

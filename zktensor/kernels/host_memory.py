@@ -24,8 +24,10 @@ import threading
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
-KEEP = 1 << 32          # bytes: blocks below this come from the heap, and freed tops stay
+KEEP = 2**31 - 1        # bytes (mallopt takes an int): blocks below this come from the heap,
+                        # and a freed top of the heap below this stays
 _done = False
+_applied = False
 _lock = threading.Lock()
 
 
@@ -46,11 +48,7 @@ def keep_freed_memory() -> bool:
                 mallopt = None
             if mallopt is not None:
                 mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-                # the threshold is an int: KEEP - 1 fits; both return 1 on success
-                _applied = bool(mallopt(M_MMAP_THRESHOLD, min(KEEP, 2**31 - 1))) and \
-                    bool(mallopt(M_TRIM_THRESHOLD, min(KEEP, 2**31 - 1)))
+                # both return 1 on success
+                _applied = bool(mallopt(M_MMAP_THRESHOLD, KEEP)) and bool(mallopt(M_TRIM_THRESHOLD, KEEP))
         _done = True
     return _applied
-
-
-_applied = False

@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 
 from . import msm_ec
+from .msm_triton import ADD_PARTS, _f_add_finish, split_here
 
 
 def _f_lane_step(run, b, acc):
@@ -50,7 +51,6 @@ def _f_lane_run(run, b):
 
 
 def _f_lane_finish(U1, S1, H, R, ZZ12, ZZZ12, h1):
-    from .msm_triton import _f_add_finish
     return _f_add_finish(U1, S1, H, R, ZZ12, ZZZ12), h1 * H
 
 
@@ -63,12 +63,10 @@ def lane_step(G, inputs, out, split: bool | None = None):
     tensors; out: run, acc and h1·h2 (zero where a step met P = ±Q). `split`: the three-kernel
     form; by default where the Triton target would spill the fused kernel."""
     if split is None:
-        from ..config import choose
-        split = G.name in SPLIT_LANE and choose(inputs[0].device.type)[1] == "triton"
+        split = split_here(G, SPLIT_LANE, inputs[0].device.type)
     if not split:
         msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step, inputs, out=out)
         return
-    from .msm_triton import ADD_PARTS
     K, A = 4 * G.degree, 2 * G.degree     # components of an XYZZ and of an affine point
     run_in, b_in, acc_in = inputs[:K], inputs[K:K + A], inputs[K + A:]
     run_out, acc_out, h_out = out[:K], out[K:2 * K], out[2 * K:]

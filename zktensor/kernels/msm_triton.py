@@ -177,6 +177,15 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
 SPLIT_ADD = frozenset({"bn254.g2"})
 
 
+def split_here(G, groups, device_type: str) -> bool:
+    """Whether group G runs the split form of a kernel: G is in `groups` (those whose fused
+    kernel spills) and launches on this device type go to the Triton target."""
+    if G.name not in groups:
+        return False
+    from ..config import choose
+    return choose(device_type)[1] == "triton"
+
+
 def _f_add_products(P, Q):
     X1, Y1, ZZ1, ZZZ1 = P.coords()
     X2, Y2, ZZ2, ZZZ2 = Q.coords()
