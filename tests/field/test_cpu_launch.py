@@ -54,3 +54,32 @@ def test_host_memory_setting():
     if platform.libc_ver()[0] == "glibc":
         assert _keep_result(env) == ["True", "True"]
     assert _keep_result({**env, "ZKTENSOR_MALLOC": "system"}) == ["False", "False"]
+
+
+def test_launch_budget_caps_threads(monkeypatch):
+    """Inside launch_budget(k) a launch uses at most k threads (the Groth16 graph gives each
+    worker its share of the cores); the result is the same words."""
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "3")
+    F = zt.field("bn254.fr")
+    f = zt.jit(lambda a, b: a * b - b)
+    n = 3 * elementwise.SPLIT_FROM
+    xs = [(i * 0x9E3779B97F4A7C15 + 1) % P for i in range(n)]
+    a = F.tensor(xs)
+    want = [(x * x - x) % P for x in xs]
+    seen = []
+    real = elementwise._pool
+
+    def spy(k):
+        seen.append(k)
+        return real(k)
+    monkeypatch.setattr(elementwise, "_pool", spy)
+    assert f(a, a).to_ints() == want and seen and set(seen) == {3}
+    seen.clear()
+    with elementwise.launch_budget(1):
+        assert elementwise.launch_threads() == 1
+        assert f(a, a).to_ints() == want
+    assert seen == []                         # one thread: no pool at all
+    with elementwise.launch_budget(2):
+        assert f(a, a).to_ints() == want
+    assert set(seen) == {2}
+    assert elementwise.launch_threads() == 3  # the budget ends with its context

@@ -109,3 +109,17 @@ def test_profile_table_and_chrome_trace(tmp_path):
 
 def test_value_bytes():
     assert value_bytes({"a": torch.zeros(4, dtype=torch.int64), "b": [torch.zeros(2, dtype=torch.int32)]}) == 40
+
+
+def test_cpu_workers_share_the_cores(monkeypatch):
+    """Each CPU worker's launches get cores // workers threads, and the caller's own setting
+    is untouched after the run."""
+    from zktensor.kernels import elementwise
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "4")
+    g = Graph("budget")
+    for name in ("a", "b"):
+        g.add(name, elementwise.launch_threads, inputs=[], lane=name)
+    assert g.run(workers=2).values == {"a": 2, "b": 2}
+    assert g.run(workers=3).values == {"a": 1, "b": 1}
+    assert g.run(workers=1).values == {"a": 4, "b": 4}
+    assert elementwise.launch_threads() == 4

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import contextvars
 import ctypes
 import functools
 import importlib.util
@@ -45,6 +46,28 @@ def num_threads() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover
         return os.cpu_count() or 1
+
+
+_launch_budget: contextvars.ContextVar[int | None] = contextvars.ContextVar("zktensor_launch_threads",
+                                                                       default=None)
+
+
+def launch_threads() -> int:
+    """Threads one CPU launch may use: the budget of the running context (`launch_budget`),
+    else num_threads()."""
+    return _launch_budget.get() or num_threads()
+
+
+@contextlib.contextmanager
+def launch_budget(threads: int):
+    """CPU launches made in this context use at most `threads` threads. Tasks that run side
+    by side (the Groth16 graph's workers) each take a share of the cores, so that their
+    launches do not ask for more threads than there are cores."""
+    token = _launch_budget.set(max(1, int(threads)))
+    try:
+        yield
+    finally:
+        _launch_budget.reset(token)
 
 
 @functools.lru_cache(maxsize=None)
@@ -212,7 +235,7 @@ class CompiledProgram:
             if all(is_ == 1 for _, _, _, is_ in fixed):
                 ops, fn = fixed, vfn
         ptrs = [(t.data_ptr(), ls, os_, is_) for t, ls, os_, is_ in ops]
-        threads = num_threads()
+        threads = launch_threads()
         if threads == 1 or n_outer * n_inner < SPLIT_FROM:
             fn(*_flat(ptrs), 0, n_outer, n_inner)
             return

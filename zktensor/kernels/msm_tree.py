@@ -41,7 +41,7 @@ import torch
 
 from ..ir import ec as E
 from . import msm_ec
-from .elementwise import _pool, num_threads
+from .elementwise import _pool, launch_threads
 from .msm_inverse import batch_inverse
 
 
@@ -153,7 +153,7 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None)
     def gather(lo, hi):
         for r in range(lo, hi):
             np.take(src[r], idx, out=dst[r], mode="clip")
-    threads = num_threads()
+    threads = launch_threads()
     if threads == 1 or len(idx) * rows < GATHER_SPLIT:
         gather(0, rows)
         return out

@@ -43,7 +43,7 @@ import torch
 
 from . import cache
 from .cpu_isa import cpu_options
-from .elementwise import num_threads
+from .elementwise import launch_threads
 from .host_memory import keep_freed_memory
 
 LANES = 8
@@ -664,7 +664,7 @@ def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> t
     pre, pre_ls, pre_mode = _scale_arg(plan, "pre")
     post, post_ls, post_mode = _scale_arg(plan, "post")
     nat_rb, nat_lr, id_rb, id_lr, colperm = _index_tables(n1, n2)
-    threads = cfg.threads or num_threads()
+    threads = min(cfg.threads or launch_threads(), launch_threads())
 
     def run(pass_name, s, d, pre_arg, post_arg, rowbase, lanerow, nat):
         is_col = pass_name.startswith("col")
