@@ -109,4 +109,8 @@ def test_profile_names_every_node(fixtures, provers, tmp_path):
         assert st[b].start_s >= st[a].end_s - 1e-6 if a in st else True
     assert all(s.peak_host_bytes for s in run.stats)
     run.write_trace(tmp_path / "t.json")
+    # one worker runs nodes one by one: the G2 MSM, the longest side node, before the G1 ones
+    P.prove(fixtures["poseidon_like"].wtns, profile=True, workers=1)
+    st = P.last_run.by_name()
+    assert st["msm_b2"].start_s < min(st[x].start_s for x in ("msm_a", "msm_b1", "msm_c"))
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]

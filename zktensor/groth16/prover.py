@@ -216,7 +216,10 @@ class Prover:
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
         g.add("msm_a", lambda s: self._msm(B["A"], s, self.G1), ["scalars"], lane="g1", kind="msm")
         g.add("msm_b1", lambda s: self._msm(B["B1"], s, self.G1), ["scalars"], lane="g1", kind="msm")
-        g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm")
+        # the G2 MSM is the longest side node (2.7 s against ~1.1 s for each G1 one at 2^18 on
+        # 2 CPU workers): started first, the G1 MSMs fill in around it (longest first)
+        g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm",
+              priority=1)
         g.add("msm_c", lambda s: self._msm(B["C"], s[npub + 1:], self.G1), ["scalars"], lane="g1", kind="msm")
         g.add("blinding", self._blinding, [], lane="blind", kind="msm")
         g.add("blind_ab", self._blind_ab, ["msm_a", "msm_b1", "blinding"], lane="g1", kind="msm")
