@@ -70,6 +70,44 @@ def test_fuse_elementwise_passes_inputs_through():
     assert "call @kernel_0(%arg0, %arg1)" in text
 
 
+def test_fuse_elementwise_cuts_after_max_products():
+    """max_products=2: a chain of 5 products becomes 3 kernels, values handed on through
+    @main (printed IR), and the program's value is unchanged (run on the CPU target)."""
+    from zktensor.passes import compile_program
+    from zktensor.kernels.elementwise import CompiledProgram
+
+    def f(a, b):
+        x = a * b
+        y = x * x + a       # a square and an add
+        z = y * b
+        w = z * z - x
+        return w * a
+    funcs = fuse_elementwise.run(canonicalize.run(field_io.read(field_stage(f, 2))), max_products=2)
+    text = str(parsed(field_io.write(funcs))[0])
+    assert [fn.name for fn in funcs] == ["kernel_0", "kernel_1", "kernel_2", "main"]
+    assert text.count("call @kernel_") == 3
+    counts = [sum(n.op in fuse_elementwise.PRODUCTS for n in fn.nodes) for fn in funcs[:3]]
+    assert counts == [2, 2, 1]
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        plan = compile_program(trace(f, F, 2), "int64", "cpu", d, max_products=2)
+        (Path(d) / "meta.json").write_text(__import__("json").dumps(plan))
+        run = CompiledProgram(Path(d), "cpu", F.limbs32)
+        xs, ys = [3, F.p - 1, 12345678901234567890], [5, 7, F.p - 2]
+        a, b = zt.field(F.name).tensor(xs), zt.field(F.name).tensor(ys)
+        (out,) = run(a.data, b.data)
+        got = zt.FieldTensor(zt.field(F.name), out).to_ints()
+    p = F.p
+    want = []
+    for x, y in zip(xs, ys):
+        xx = x * y % p
+        yy = (xx * xx + x) % p
+        zz = yy * y % p
+        want.append((zz * zz - xx) * x % p)
+    assert len(plan["calls"]) == 3 and got == want
+
+
 def limbs(fn, n, strategy, **kw):
     module = field_stage(fn, n, [canonicalize, fuse_elementwise])
     return parsed(field_to_limbs.run(field_io.read(module), strategy, **kw))

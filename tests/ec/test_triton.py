@@ -23,12 +23,13 @@ from zktensor.algebra.curves import group as group_record
 import zktensor as zt
 from zktensor import points as pts_mod
 from zktensor.kernels import aot, msm_ec, msm_reduce, msm_tree, msm_triton
-from zktensor.kernels.elementwise import get_program
+from zktensor.kernels.elementwise import TRITON_BLOCK
 
 
 def _triton(G, key, kinds, fn, strategy="int32"):
-    prog = msm_ec.program(G, key, kinds, fn)
-    return get_program(prog, strategy, "triton")
+    """The program as the Triton target compiles it (cut into small kernels for the groups
+    in msm_triton.MAX_PRODUCTS)."""
+    return msm_ec.compiled(G, key, kinds, fn, "cpu", strategy, "triton")
 
 
 # -- field elements as words, written out here so that the oracle's side does not go
@@ -293,12 +294,36 @@ def test_interpreted_split_add(monkeypatch):
         assert zt.PointTensor(GS, S).to_affine() == [O.add(g, x, y) for x, y in zip(lhs, rhs)]
 
 
+def test_interpreted_chained_add():
+    """BLS12-381 G2's addition on the Triton target is a chain of small kernels (at most
+    MAX_PRODUCTS products each; under the interpreter): the CPU target's words, the oracle's
+    sums, h = 0 exactly at P = -Q."""
+    name = "bls12_381.g2"
+    g, GS = group_record(name), zt.group(name)
+    a, b = oracle_points(name, 2)
+    lhs, rhs = [a, b], [b, O.neg(g, b)]
+    A = GS.tensor(lhs)._flat().contiguous()
+    B = GS.tensor(rhs)._flat().contiguous()
+    prog = _triton(g, "add", ("xyzz", "xyzz"), pts_mod._f_add)
+    assert len(prog.meta["calls"]) > 10          # 14 Fq2 products: one kernel would spill
+    outs = msm_triton.run(prog, pts_mod.comps(A) + pts_mod.comps(B))
+    with zt.config(strategy="int64", target="cpu"):
+        cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod._f_add, pts_mod.comps(A) + pts_mod.comps(B))
+    assert len(outs) == len(cpu) and all(torch.equal(x, y) for x, y in zip(outs, cpu))
+    K, d = GS.K, GS.degree
+    S = zt.PointTensor(GS, torch.stack(outs[:K], dim=1))
+    assert S[0:1].to_affine() == [O.add(g, a, b)]
+    h = torch.stack(outs[K:K + d], dim=1)
+    assert bool((h[..., 1] == 0).all()) and not bool((h[..., 0] == 0).all())
+
+
 # -- ahead-of-time compilation for sm_90a ---------------------------------------------------
 
 
-def aot_compile(fn):
-    """Compile a point tile kernel for sm_90a (in a fresh process: kernels.aot)."""
-    sig, const = aot.elementwise_signature(fn.arg_names, block=msm_triton.BLOCK)
+def aot_compile(fn, block=msm_triton.BLOCK):
+    """Compile a point tile kernel (or a generated elementwise kernel) for sm_90a (in a fresh
+    process: kernels.aot)."""
+    sig, const = aot.elementwise_signature(fn.arg_names, block=block)
     rep = aot.compile_kernel(fn, "sm_90a", sig, const)
     return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
 
@@ -334,18 +359,19 @@ def _msm_kernels(name):
 # G2's addition is two kernels on the Triton target because, fused, it needs more than 255
 # registers and spills (35 STL); its parts took 58 s (add_products, 234 registers) and 72 s
 # (add_finish, 204 registers), no spills. No spills either: BN254 G2 doubling (209
-# registers, 133 s), BLS12-381 G1 addition (242 registers, 153 s). Known gaps: BLS12-381
-# G2's fused addition spills (255 registers, 258 STL; 22 min to compile), and so do both of
-# those parts (302 and 36 STL) and every finer cut tried with two Fq2 products in one kernel
-# (23 to 86 STL). BN254 G2's lane_step, two additions fused, spills (91 STL; 15 min): on the
+# registers, 133 s), BLS12-381 G1 addition (242 registers, 153 s). BLS12-381 G2's fused
+# addition spills (255 registers, 258 STL; 22 min to compile), and so did every hand cut
+# with one or two Fq2 products in a kernel (23 to 302 STL), so on the Triton target all its
+# point programs are chains of kernels of at most two Fq products (msm_triton.MAX_PRODUCTS):
+# addition 20 kernels (96 to 254 registers), doubling 12, lane_step 36, tree_up 6,
+# tree_down_add 27; all 101 compiled without spills in 12.7 min on 2 cores. BN254 G2's
+# lane_step, two additions fused, spills (91 STL; 15 min): on the
 # Triton target it is three kernels (msm_reduce.lane_step): lane_run 239 registers (147 s),
 # add_products as above, lane_finish 240 registers (124 s), no spills.
-SPILLS = {("bls12_381.g2", "add")}
 AOT_ALL = [(name, case[0]) for name in ("bn254.g1", "bls12_381.g1", "bn254.g2", "bls12_381.g2")
            for case in _msm_kernels(name)]
-AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}", marks=[pytest.mark.xfail(
-                 reason="known spill: more than 255 registers on sm_90a", strict=True)] if (n, l) in SPILLS else [])
-             for n, l in AOT_ALL if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
+AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}") for n, l in AOT_ALL
+             if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
 
 
 @pytest.mark.parametrize("name,label", AOT_CASES)
@@ -355,14 +381,22 @@ def test_aot_sm90a_no_spills(name, label):
     g = group_record(name)
     (case,) = [c for c in _msm_kernels(name) if c[0] == label]
     prog = _triton(g, case[1], case[2], case[3])
-    regs, local, spills = aot_compile(msm_triton.module(prog, interpret=False).point_kernel)
-    assert local == 0 and spills == 0, f"{name} {label}: {regs} registers, " \
-                                       f"{local} bytes local memory, {spills} spill instructions"
+    if len(prog.meta["calls"]) == 1:
+        kernels = [msm_triton.module(prog, interpret=False).point_kernel]
+        block = msm_triton.BLOCK
+    else:                                   # a chain of elementwise kernels (MAX_PRODUCTS)
+        mod = prog.triton_module(False)
+        kernels = [getattr(mod, c["kernel"]) for c in prog.meta["calls"]]
+        block = TRITON_BLOCK
+    for k, fn in enumerate(kernels):
+        regs, local, spills = aot_compile(fn, block)
+        assert local == 0 and spills == 0, f"{name} {label} kernel {k}/{len(kernels)}: {regs} registers, " \
+                                           f"{local} bytes local memory, {spills} spill instructions"
 
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1"])
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2"])
 def test_msm_on_gpu(name):
     g = group_record(name)
     G = zt.group(name)

@@ -280,9 +280,13 @@ def triton_cdiv(a: int, b: int) -> int:
 _programs: dict[str, CompiledProgram] = {}
 
 
-def get_program(prog, strategy: str, target: str) -> CompiledProgram:
-    """The compiled form of a traced Program: from memory, the disk cache, or compiled now."""
+def get_program(prog, strategy: str, target: str, max_products: int | None = None) -> CompiledProgram:
+    """The compiled form of a traced Program: from memory, the disk cache, or compiled now.
+    max_products: cut its kernels after that many products each (fuse-elementwise), for
+    programs whose single kernel would not fit a GPU's registers."""
     options = cpu_options(strategy) if target == "cpu" else {}
+    if max_products is not None:
+        options = dict(options, max_products=int(max_products))
     key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True))
     compiled = _programs.get(key)
     if compiled is None:

@@ -14,7 +14,9 @@ Operands are (L, m) limb tensors with any limb and column strides (limb-major
 contiguous rows coalesce: a warp reads consecutive columns of one word).
 
 A kernel must fit sm_90a's 255 registers per thread without spilling: the
-point addition of the groups in SPLIT_ADD is two kernels here (`add_split`).
+point addition of the groups in SPLIT_ADD is two kernels here (`add_split`),
+and every point program of the groups in MAX_PRODUCTS is compiled as a chain of
+small elementwise kernels (fuse-elementwise cuts after a few products).
 
     kernel: point_kernel(o0, ls_o0, is_o0, ..., i0, ls_i0, is_i0, ..., n, BLOCK)
     host:   run(compiled_program, inputs, out)    (CUDA tensors, or CPU under TRITON_INTERPRET)
@@ -141,7 +143,10 @@ def module(compiled, interpret: bool):
 
 
 def run(compiled, inputs, out=None) -> list[torch.Tensor]:
-    """Launch the tile kernel of a compiled point program over (L, m) operands."""
+    """Launch the tile kernel of a compiled point program over (L, m) operands (a program cut
+    into several kernels, see MAX_PRODUCTS, runs them in turn as elementwise kernels)."""
+    if len(compiled.meta["calls"]) > 1:
+        return compiled(*inputs, out=out)
     L = compiled.limbs
     m = inputs[0].shape[1]
     n_out = len(compiled.meta["outputs"])
@@ -175,6 +180,15 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
 # outputs are canonical, so they return the same words (checked against the fused kernel).
 # BLS12-381 G2 is not here: both parts still spill with its 12-word Fq (302 and 36 STL).
 SPLIT_ADD = frozenset({"bn254.g2"})
+
+
+# Groups whose point kernels are cut into a chain of small kernels on the Triton target, at
+# most this many base-field products each (fuse-elementwise's max_products; the values
+# between them go through memory). BLS12-381 G2 (12-word Fq, Fq2 products): its fused
+# addition spills on sm_90a (255 registers, 258 STL), and so does every cut tried with
+# one Fq2 product (three Fq products) in a kernel; with two Fq products a kernel its
+# addition is 20 kernels of 125-128 registers, no spills (tests/ec/test_triton.py).
+MAX_PRODUCTS = {"bls12_381.g2": 2}
 
 
 def split_here(G, groups, device_type: str) -> bool:

@@ -8,6 +8,11 @@ program becomes a single kernel: its intermediates live in registers and only
 the program's inputs and outputs touch memory. Ops outside `ELEMENTWISE` would
 close the current group and start a new one.
 
+`max_products=k` also closes a group before its (k+1)-th product (mul, square,
+pow): a kernel too big for a GPU's registers becomes a chain of kernels, the
+values live across a cut passed through memory by @main (the Triton target's
+point kernels of BLS12-381 G2, `kernels.msm_triton.MAX_PRODUCTS`).
+
     func.func @main(%0, %1, %2) {            func.func @kernel_0(%0, %1, %2) attributes {zktensor.kind = "elementwise"} {
       %3 = field.mul %0, %1                    %3 = field.mul %0, %1
       %4 = field.mul %2, %2          ->        %4 = field.mul %2, %2
@@ -20,15 +25,20 @@ from ..ir.program import Node
 from .field_io import FieldFunc
 
 ELEMENTWISE = {"add", "sub", "mul", "neg", "square", "pow", "constant", "to_mont", "from_mont"}
+PRODUCTS = {"mul", "square", "pow"}
 
 
-def run(funcs: list[FieldFunc]) -> list[FieldFunc]:
+def run(funcs: list[FieldFunc], max_products: int | None = None) -> list[FieldFunc]:
     (main,) = [f for f in funcs if f.name == "main"]
     groups: list[list[int]] = [[]]
+    products = 0
     for i, n in enumerate(main.nodes):
-        if n.op not in ELEMENTWISE and groups[-1]:
+        cut = max_products is not None and n.op in PRODUCTS and products == max_products
+        if (n.op not in ELEMENTWISE or cut) and groups[-1]:
             groups.append([])
+            products = 0
         groups[-1].append(i)
+        products += n.op in PRODUCTS
     kernels, calls = [], []
     value_of: dict[int, object] = {i: i for i in range(main.n_args)}
     for k, group in enumerate(groups):
