@@ -294,18 +294,18 @@ def test_interpreted_split_add(monkeypatch):
         assert zt.PointTensor(GS, S).to_affine() == [O.add(g, x, y) for x, y in zip(lhs, rhs)]
 
 
-def test_interpreted_chained_add():
-    """BLS12-381 G2's addition on the Triton target is a chain of small kernels (at most
-    MAX_PRODUCTS products each; under the interpreter): the CPU target's words, the oracle's
-    sums, h = 0 exactly at P = -Q."""
-    name = "bls12_381.g2"
+@pytest.mark.parametrize("name", sorted(msm_triton.MAX_PRODUCTS))
+def test_interpreted_chained_add(name):
+    """The addition of the groups in MAX_PRODUCTS on the Triton target is a chain of small
+    kernels (under the interpreter): the CPU target's words, the oracle's sums, h = 0
+    exactly at P = -Q."""
     g, GS = group_record(name), zt.group(name)
     a, b = oracle_points(name, 2)
     lhs, rhs = [a, b], [b, O.neg(g, b)]
     A = GS.tensor(lhs)._flat().contiguous()
     B = GS.tensor(rhs)._flat().contiguous()
     prog = _triton(g, "add", ("xyzz", "xyzz"), pts_mod._f_add)
-    assert len(prog.meta["calls"]) > 10          # 14 Fq2 products: one kernel would spill
+    assert len(prog.meta["calls"]) > 10          # one kernel would spill
     outs = msm_triton.run(prog, pts_mod.comps(A) + pts_mod.comps(B))
     with zt.config(strategy="int64", target="cpu"):
         cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod._f_add, pts_mod.comps(A) + pts_mod.comps(B))
@@ -368,10 +368,16 @@ def _msm_kernels(name):
 # lane_step, two additions fused, spills (91 STL; 15 min): on the
 # Triton target it is three kernels (msm_reduce.lane_step): lane_run 239 registers (147 s),
 # add_products as above, lane_finish 240 registers (124 s), no spills.
-AOT_ALL = [(name, case[0]) for name in ("bn254.g1", "bls12_381.g1", "bn254.g2", "bls12_381.g2")
+AOT_ALL = [(name, case[0]) for name in ("bn254.g1", "bls12_381.g1", "bn254.g2", "bls12_381.g2", "mnt4753.g1")
            for case in _msm_kernels(name)]
-AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}") for n, l in AOT_ALL
-             if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
+# MNT4-753 G1, one Fq product a kernel: the multiplications fit (96-128 registers), the
+# squares do not. A 24-word field kernel a·a takes 255 registers and 75 STL where a·b takes
+# 128 (both Montgomery CIOS): with one operand the compiler shares the symmetric products
+# a_i·a_j and a_j·a_i and keeps them live. Every MNT program with a square spills there.
+SPILLS = {("mnt4753.g1", label) for label in ("add", "double", "lane_step", "tree_down_add")}
+AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}", marks=[pytest.mark.xfail(
+                 reason="known spill: a 24-word square kernel", strict=True)] if (n, l) in SPILLS else [])
+             for n, l in AOT_ALL if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
 
 
 @pytest.mark.parametrize("name,label", AOT_CASES)
