@@ -188,8 +188,7 @@ SPLIT_ADD = frozenset({"bn254.g2"})
 # addition spills on sm_90a (255 registers, 258 STL), and so does every cut tried with
 # one Fq2 product (three Fq products) in a kernel; with two Fq products a kernel no kernel
 # spills (tests/ec/test_triton.py). MNT4-753 G1 (24-word Fq): two products in a kernel
-# spill (254 registers, 3 STL); with one, multiplications fit (96-128 registers) but
-# squares still spill (a known gap, see the AOT test).
+# spill (254 registers, 3 STL); with one, all but tree_down_add's first kernel fit.
 MAX_PRODUCTS = {"bls12_381.g2": 2, "mnt4753.g1": 1}
 
 
