@@ -33,7 +33,9 @@ def _show(stage: str, text: str) -> None:
 def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
                     lanes: int = 1, ifma: bool = False, max_products: int | None = None) -> dict:
     """Run every pass; write the artifact into out_dir; return the launch plan.
-    CPU options: `lanes` > 1 adds vector twins of every kernel, `ifma` uses AVX-512 IFMA."""
+    CPU options: `lanes` > 1 adds vector twins of every kernel, `ifma` uses AVX-512 IFMA.
+    `max_products`: fuse-elementwise starts a new kernel after that many products (a
+    chain of small kernels where one would not fit a GPU's registers)."""
     prog = lower_ec(prog)  # an `ec` program enters through ec-to-field; a field Program as it is
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
