@@ -328,7 +328,7 @@ class Graph:
         lanes = sorted({n.lane for n in self.nodes.values()})
         workers = workers or min(max(len(lanes), 1), 4)
         # each worker's CPU launches take their share of the cores: two MSMs side by side,
-        # each splitting its launches over all cores, ran 13% slower at 2^18 than with one
+        # each splitting its launches over all cores, ran 15% slower at 2^18 than with one
         # thread each (and the launches' Python halves contend for the GIL)
         budget = max(1, launch_threads() // workers)
         ranks = self.ranks()
