@@ -108,6 +108,18 @@ def test_fuse_elementwise_cuts_after_max_products():
     assert len(plan["calls"]) == 3 and got == want
 
 
+def test_fuse_elementwise_cuts_before_max_inputs():
+    """max_inputs=2: no kernel reads more than 2 values from outside it (inputs of the
+    program or of earlier kernels)."""
+    def f(a, b, c, d):
+        return (a - b) + (c - d), a * d
+    funcs = fuse_elementwise.run(canonicalize.run(field_io.read(field_stage(f, 4))), max_inputs=2)
+    kernels = [fn for fn in funcs if fn.name != "main"]
+    assert len(kernels) >= 3 and all(fn.n_args <= 2 for fn in kernels)
+    whole = fuse_elementwise.run(canonicalize.run(field_io.read(field_stage(f, 4))))
+    assert [fn.n_args for fn in whole if fn.name != "main"] == [4]
+
+
 def limbs(fn, n, strategy, **kw):
     module = field_stage(fn, n, [canonicalize, fuse_elementwise])
     return parsed(field_to_limbs.run(field_io.read(module), strategy, **kw))

@@ -28,7 +28,7 @@ from zktensor.kernels.elementwise import TRITON_BLOCK
 
 def _triton(G, key, kinds, fn, strategy="int32"):
     """The program as the Triton target compiles it (cut into small kernels for the groups
-    in msm_triton.MAX_PRODUCTS)."""
+    in msm_triton.KERNEL_CUTS)."""
     return msm_ec.compiled(G, key, kinds, fn, "cpu", strategy, "triton")
 
 
@@ -294,9 +294,9 @@ def test_interpreted_split_add(monkeypatch):
         assert zt.PointTensor(GS, S).to_affine() == [O.add(g, x, y) for x, y in zip(lhs, rhs)]
 
 
-@pytest.mark.parametrize("name", sorted(msm_triton.MAX_PRODUCTS))
+@pytest.mark.parametrize("name", sorted(msm_triton.KERNEL_CUTS))
 def test_interpreted_chained_add(name):
-    """The addition of the groups in MAX_PRODUCTS on the Triton target is a chain of small
+    """The addition of the groups in KERNEL_CUTS on the Triton target is a chain of small
     kernels (under the interpreter): the CPU target's words, the oracle's sums, h = 0
     exactly at P = -Q."""
     g, GS = group_record(name), zt.group(name)
@@ -362,7 +362,7 @@ def _msm_kernels(name):
 # registers, 133 s), BLS12-381 G1 addition (242 registers, 153 s). BLS12-381 G2's fused
 # addition spills (255 registers, 258 STL; 22 min to compile), and so did every hand cut
 # with one or two Fq2 products in a kernel (23 to 302 STL), so on the Triton target all its
-# point programs are chains of kernels of at most two Fq products (msm_triton.MAX_PRODUCTS):
+# point programs are chains of kernels of at most two Fq products (msm_triton.KERNEL_CUTS):
 # addition 20 kernels (96 to 254 registers), doubling 12, lane_step 36, tree_up 6,
 # tree_down_add 27; all 101 compiled without spills in 12.7 min on 2 cores. BN254 G2's
 # lane_step, two additions fused, spills (91 STL; 15 min): on the
@@ -370,15 +370,11 @@ def _msm_kernels(name):
 # add_products as above, lane_finish 240 registers (124 s), no spills.
 AOT_ALL = [(name, case[0]) for name in ("bn254.g1", "bls12_381.g1", "bn254.g2", "bls12_381.g2", "mnt4753.g1")
            for case in _msm_kernels(name)]
-# MNT4-753 G1 (24-word Fq, one product a kernel): addition, doubling, lane_step and
-# tree_up compile without spills (measured 2026-11-21, after limb_arith's SOS square; CIOS
-# squares had spilled, 75 STL each). tree_down_add's first kernel still spills (255
-# registers, 80 STL): it loads the 8 x-coordinates of a block's 4 pairs for their
-# differences before the first product, and the cut bounds products, not inputs.
-SPILLS = {("mnt4753.g1", "tree_down_add")}
-AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}", marks=[pytest.mark.xfail(
-                 reason="known spill: more than 255 registers on sm_90a", strict=True)] if (n, l) in SPILLS else [])
-             for n, l in AOT_ALL if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
+# MNT4-753 G1 (24-word Fq), kernels of one product that read at most 4 values: no spills
+# (measured 2026-11-21, after limb_arith's SOS square; CIOS squares had spilled, 75 STL
+# each, and tree_down_add's first kernel, reading 8 x-coordinates, 80 STL).
+AOT_CASES = [pytest.param(n, l, id=f"{n}-{l}") for n, l in AOT_ALL
+             if os.environ.get("ZKTENSOR_AOT_ALL") == "1" or n == "bn254.g1"]
 
 
 @pytest.mark.parametrize("name,label", AOT_CASES)
@@ -391,7 +387,7 @@ def test_aot_sm90a_no_spills(name, label):
     if len(prog.meta["calls"]) == 1:
         kernels = [msm_triton.module(prog, interpret=False).point_kernel]
         block = msm_triton.BLOCK
-    else:                                   # a chain of elementwise kernels (MAX_PRODUCTS)
+    else:                                   # a chain of elementwise kernels (KERNEL_CUTS)
         mod = prog.triton_module(False)
         kernels = [getattr(mod, c["kernel"]) for c in prog.meta["calls"]]
         block = TRITON_BLOCK

@@ -280,13 +280,13 @@ def triton_cdiv(a: int, b: int) -> int:
 _programs: dict[str, CompiledProgram] = {}
 
 
-def get_program(prog, strategy: str, target: str, max_products: int | None = None) -> CompiledProgram:
+def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> CompiledProgram:
     """The compiled form of a traced Program: from memory, the disk cache, or compiled now.
-    max_products: cut its kernels after that many products each (fuse-elementwise), for
-    programs whose single kernel would not fit a GPU's registers."""
+    cuts: fuse-elementwise's max_products / max_inputs, for programs whose single kernel
+    would not fit a GPU's registers."""
     options = cpu_options(strategy) if target == "cpu" else {}
-    if max_products is not None:
-        options = dict(options, max_products=int(max_products))
+    if cuts:
+        options = dict(options, **{k: int(v) for k, v in cuts.items()})
     key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True))
     compiled = _programs.get(key)
     if compiled is None:

@@ -40,11 +40,11 @@ def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=
     k = (G.name, key, tuple(kinds), strategy, target)
     c = _compiled.get(k)
     if c is None:
-        max_products = None
+        cuts = None
         if target == "triton":
-            from .msm_triton import MAX_PRODUCTS
-            max_products = MAX_PRODUCTS.get(G.name)
-        c = _compiled[k] = get_program(program(G, key, kinds, fn), strategy, target, max_products)
+            from .msm_triton import KERNEL_CUTS
+            cuts = KERNEL_CUTS.get(G.name)
+        c = _compiled[k] = get_program(program(G, key, kinds, fn), strategy, target, cuts)
     return c
 
 

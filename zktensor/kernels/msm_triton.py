@@ -15,7 +15,7 @@ contiguous rows coalesce: a warp reads consecutive columns of one word).
 
 A kernel must fit sm_90a's 255 registers per thread without spilling: the
 point addition of the groups in SPLIT_ADD is two kernels here (`add_split`),
-and every point program of the groups in MAX_PRODUCTS is compiled as a chain of
+and every point program of the groups in KERNEL_CUTS is compiled as a chain of
 small elementwise kernels (fuse-elementwise cuts after a few products).
 
     kernel: point_kernel(o0, ls_o0, is_o0, ..., i0, ls_i0, is_i0, ..., n, BLOCK)
@@ -144,7 +144,7 @@ def module(compiled, interpret: bool):
 
 def run(compiled, inputs, out=None) -> list[torch.Tensor]:
     """Launch the tile kernel of a compiled point program over (L, m) operands (a program cut
-    into several kernels, see MAX_PRODUCTS, runs them in turn as elementwise kernels)."""
+    into several kernels, see KERNEL_CUTS, runs them in turn as elementwise kernels)."""
     if len(compiled.meta["calls"]) > 1:
         return compiled(*inputs, out=out)
     L = compiled.limbs
@@ -188,8 +188,10 @@ SPLIT_ADD = frozenset({"bn254.g2"})
 # addition spills on sm_90a (255 registers, 258 STL), and so does every cut tried with
 # one Fq2 product (three Fq products) in a kernel; with two Fq products a kernel no kernel
 # spills (tests/ec/test_triton.py). MNT4-753 G1 (24-word Fq): two products in a kernel
-# spill (254 registers, 3 STL); with one, all but tree_down_add's first kernel fit.
-MAX_PRODUCTS = {"bls12_381.g2": 2, "mnt4753.g1": 1}
+# spill (254 registers, 3 STL); with one, all fit but tree_down_add's first kernel, which
+# read 8 x-coordinates (255 registers, 80 STL) until the kernels read at most 4 values.
+KERNEL_CUTS = {"bls12_381.g2": {"max_products": 2},
+                "mnt4753.g1": {"max_products": 1, "max_inputs": 4}}
 
 
 def split_here(G, groups, device_type: str) -> bool:

@@ -31,11 +31,13 @@ def _show(stage: str, text: str) -> None:
 
 
 def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
-                    lanes: int = 1, ifma: bool = False, max_products: int | None = None) -> dict:
+                    lanes: int = 1, ifma: bool = False, max_products: int | None = None,
+                    max_inputs: int | None = None) -> dict:
     """Run every pass; write the artifact into out_dir; return the launch plan.
     CPU options: `lanes` > 1 adds vector twins of every kernel, `ifma` uses AVX-512 IFMA.
-    `max_products`: fuse-elementwise starts a new kernel after that many products (a
-    chain of small kernels where one would not fit a GPU's registers)."""
+    `max_products` / `max_inputs`: fuse-elementwise starts a new kernel after that many
+    products / before reading more values than that (a chain of small kernels where one
+    would not fit a GPU's registers)."""
     prog = lower_ec(prog)  # an `ec` program enters through ec-to-field; a field Program as it is
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
@@ -53,7 +55,7 @@ def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
     module = dialects.parse(field_io.write([field_io.FieldFunc.from_program(prog)]), ctx)
     _show("trace", str(module))
     module = field_pass("canonicalize", canonicalize.run, module)
-    module = field_pass("fuse-elementwise", lambda fs: fuse_elementwise.run(fs, max_products), module)
+    module = field_pass("fuse-elementwise", lambda fs: fuse_elementwise.run(fs, max_products, max_inputs), module)
     plan = _launch_plan(field_io.read(module))
     vector = {} if target == "triton" else {"lanes": lanes, "ifma": ifma,
                                             "outline_mul": prog.field.limbs32 >= OUTLINE_MUL_WORDS}

@@ -9,9 +9,11 @@ the program's inputs and outputs touch memory. Ops outside `ELEMENTWISE` would
 close the current group and start a new one.
 
 `max_products=k` also closes a group before its (k+1)-th product (mul, square,
-pow): a kernel too big for a GPU's registers becomes a chain of kernels, the
-values live across a cut passed through memory by @main (the Triton target's
-point kernels of BLS12-381 G2, `kernels.msm_triton.MAX_PRODUCTS`).
+pow), and `max_inputs=k` before a node that would make it read more than k
+values from outside: a kernel too big for a GPU's registers becomes a chain of
+kernels, the values live across a cut passed through memory by @main (the
+Triton target's point kernels of BLS12-381 G2 and MNT4-753 G1,
+`kernels.msm_triton.KERNEL_CUTS`).
 
     func.func @main(%0, %1, %2) {            func.func @kernel_0(%0, %1, %2) attributes {zktensor.kind = "elementwise"} {
       %3 = field.mul %0, %1                    %3 = field.mul %0, %1
@@ -28,17 +30,23 @@ ELEMENTWISE = {"add", "sub", "mul", "neg", "square", "pow", "constant", "to_mont
 PRODUCTS = {"mul", "square", "pow"}
 
 
-def run(funcs: list[FieldFunc], max_products: int | None = None) -> list[FieldFunc]:
+def run(funcs: list[FieldFunc], max_products: int | None = None,
+        max_inputs: int | None = None) -> list[FieldFunc]:
     (main,) = [f for f in funcs if f.name == "main"]
     groups: list[list[int]] = [[]]
-    products = 0
+    products, inside, outside = 0, set(), set()
     for i, n in enumerate(main.nodes):
-        cut = max_products is not None and n.op in PRODUCTS and products == max_products
+        new_inputs = {a for a in n.args if a not in inside} - outside
+        cut = (max_products is not None and n.op in PRODUCTS and products == max_products) or \
+            (max_inputs is not None and len(outside) + len(new_inputs) > max_inputs)
         if (n.op not in ELEMENTWISE or cut) and groups[-1]:
             groups.append([])
-            products = 0
+            products, inside, outside = 0, set(), set()
+            new_inputs = set(n.args)
         groups[-1].append(i)
         products += n.op in PRODUCTS
+        inside.add(main.n_args + i)
+        outside |= new_inputs
     kernels, calls = [], []
     value_of: dict[int, object] = {i: i for i in range(main.n_args)}
     for k, group in enumerate(groups):
