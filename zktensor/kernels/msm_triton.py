@@ -182,9 +182,9 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
 SPLIT_ADD = frozenset({"bn254.g2"})
 
 
-# Groups whose point kernels are cut into a chain of small kernels on the Triton target, at
-# most this many base-field products each (fuse-elementwise's max_products; the values
-# between them go through memory). BLS12-381 G2 (12-word Fq, Fq2 products): its fused
+# Groups whose point kernels are cut into a chain of small kernels on the Triton target:
+# fuse-elementwise's cuts (max_products: base-field products a kernel; max_inputs: values
+# a kernel reads), the values between kernels going through memory. BLS12-381 G2 (12-word Fq, Fq2 products): its fused
 # addition spills on sm_90a (255 registers, 258 STL), and so does every cut tried with
 # one Fq2 product (three Fq products) in a kernel; with two Fq products a kernel no kernel
 # spills (tests/ec/test_triton.py). MNT4-753 G1 (24-word Fq): two products in a kernel
