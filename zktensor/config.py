@@ -57,10 +57,10 @@ def choose(device_type: str, strategy: str | None = None, target: str | None = N
         "triton" if device_type == "cuda" else "cpu")
     if device_type == "cuda" and target == "cpu":
         raise ValueError("the CPU target runs on CPU tensors; move the tensor with .to('cpu')")
-    default = "int32" if target == "triton" else _cpu_default()
     t = _tuned.get()
     tuned = t.get("strategy") if t.get("_target", target) == target else None
-    strategy = strategy or o.get("strategy") or os.environ.get("ZKTENSOR_STRATEGY") or tuned or default
+    strategy = strategy or o.get("strategy") or os.environ.get("ZKTENSOR_STRATEGY") or tuned or (
+        "int32" if target == "triton" else _cpu_default())
     if target == "triton" and strategy == "int64":
         strategy = "int32"
     return strategy, target

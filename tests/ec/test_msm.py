@@ -67,18 +67,19 @@ def test_msm_matches_py_ecc(name):
 
 CONFIGS = [
     MSMConfig(window=2),
-    MSMConfig(window=3, chunks=1),
-    MSMConfig(window=5, chunks=16),
+    MSMConfig(window=3, chunks=1, reduction="suffix"),
+    MSMConfig(window=5, chunks=16, reduction="suffix"),
     MSMConfig(window=8, tree_block=1, inverse_block=2),
     MSMConfig(window=6, tree_block=2, inverse_block=8),
     MSMConfig(window=4, offset=False),
+    MSMConfig(window=4, offset=False, reduction="suffix"),
     MSMConfig(window=4, sparse=False),
     MSMConfig(window=16),
 ]
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"c{c.window}-K{c.chunks}-B{c.tree_block}"
-                         f"{'' if c.offset else '-nooffset'}{'' if c.sparse else '-nosparse'}")
+                         f"-{c.reduction}{'' if c.offset else '-nooffset'}{'' if c.sparse else '-nosparse'}")
 def test_msm_configs(cfg):
     name = "bn254.g1"
     g, G, bases, ks = _edge_case(name, 24)
@@ -90,7 +91,8 @@ def test_msm_configs_other_groups(name):
     g, G, bases, ks = _edge_case(name, 16)
     want = O.msm(g, bases, ks)
     P = G.tensor(bases)
-    for kw in (dict(window=3, offset=False), dict(window=7, sparse=False, chunks=2)):
+    for kw in (dict(window=3, offset=False), dict(window=7, sparse=False, chunks=2, reduction="suffix"),
+               dict(window=6, offset=False, reduction="suffix")):
         assert zt.msm(ks, P, _cfg(name, **kw)).to_affine() == want
 
 
@@ -126,8 +128,13 @@ def test_exceptional_inputs():
         for cfg in (MSMConfig(window=3), MSMConfig(window=3, offset=False), MSMConfig(window=6, chunks=1)):
             stats = {}
             assert zt.msm(ks, P, cfg, stats=stats).to_affine() == want
+    # ... and the reductions did meet them (the halving one in its batch-affine pairs, the
+    # suffix one in its lanes)
     stats = {}
     zt.msm([3] * n, P, MSMConfig(window=3, offset=False), stats=stats)
+    assert stats["reduce_exceptional"] > 0
+    stats = {}
+    zt.msm([3] * n, P, MSMConfig(window=3, offset=False, reduction="suffix"), stats=stats)
     assert stats.get("slow_lanes", 0) > 0
 
 
@@ -147,9 +154,11 @@ def test_thread_counts(monkeypatch, threads):
     prepared = zt.msm_prepare(P, window=5, checkpoint=4)
     assert zt.msm(ks, prepared).to_affine() == O.msm(g, bases, ks)
     p = oracle_points(name, 1)[0]
-    stats = {}
-    same = zt.msm([3] * 16, G.tensor([p] * 16), MSMConfig(window=3, offset=False), stats=stats)
-    assert same.to_affine() == O.mul(g, p, 48) and stats.get("slow_lanes", 0) > 0
+    for red, key in (("halving", "reduce_exceptional"), ("suffix", "slow_lanes")):
+        stats = {}
+        same = zt.msm([3] * 16, G.tensor([p] * 16), MSMConfig(window=3, offset=False, reduction=red),
+                      stats=stats)
+        assert same.to_affine() == O.mul(g, p, 48) and stats.get(key, 0) > 0
 
 
 def test_batched():

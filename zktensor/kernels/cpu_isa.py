@@ -24,17 +24,22 @@ def _flags() -> frozenset:
     return frozenset()
 
 
-def cpu_options(strategy: str) -> dict:
+@functools.lru_cache(maxsize=1)
+def _hardware() -> tuple[int, bool]:
+    """(vector lanes, IFMA) of this CPU (platform.machine() alone costs microseconds, and
+    this is asked at every launch)."""
     flags = _flags()
     if platform.machine() not in ("x86_64", "AMD64"):
-        lanes, ifma = 1, False
-    elif "avx512f" in flags:
-        lanes, ifma = 8, "avx512ifma" in flags
-    elif "avx2" in flags:
-        lanes, ifma = 4, False
-    else:
-        lanes, ifma = 1, False
-    hw_lanes, hw_ifma = lanes, ifma
+        return 1, False
+    if "avx512f" in flags:
+        return 8, "avx512ifma" in flags
+    if "avx2" in flags:
+        return 4, False
+    return 1, False
+
+
+def cpu_options(strategy: str) -> dict:
+    lanes, ifma = hw_lanes, hw_ifma = _hardware()
     lanes = int(os.environ.get("ZKTENSOR_CPU_LANES", lanes))
     ifma = bool(int(os.environ.get("ZKTENSOR_CPU_IFMA", int(ifma))))
     # zt.config(lanes=, ifma=) over the environment over the tuning cache; only what the CPU has

@@ -287,6 +287,11 @@ def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> C
     options = cpu_options(strategy) if target == "cpu" else {}
     if cuts:
         options = dict(options, **{k: int(v) for k, v in cuts.items()})
+    # by the program object first: its text and hash cost more than a small launch
+    fast = (id(prog), strategy, target, tuple(sorted(options.items())))
+    hit = _by_object.get(fast)
+    if hit is not None and hit[0] is prog:
+        return hit[1]
     key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True))
     compiled = _programs.get(key)
     if compiled is None:
@@ -295,4 +300,8 @@ def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> C
             from ..passes import compile_program  # imports MLIR: only on a miss
             entry = cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options))
         compiled = _programs[key] = CompiledProgram(entry, target, prog.field.limbs32)
+    _by_object[fast] = (prog, compiled)       # the program is kept: its id stays its own
     return compiled
+
+
+_by_object: dict[tuple, tuple] = {}

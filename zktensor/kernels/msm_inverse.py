@@ -5,7 +5,7 @@ come from one field inversion and about 3 products per value:
 
     up:   blocks of B values -> prefix products p_1..p_{B-1} (p_{B-1} the
           block product), recursively over the block products;
-    top:  at most B values inverted by Fermat (x^(p-2));
+    top:  at most B values inverted on the host (`ops.elementwise.invert_few`);
     down: from t = 1/p_{B-1}: 1/a_{B-1} = t·p_{B-2}, t <- t·a_{B-1}, ...
 
 Block i is the values {i, q + i, 2q + i, ...} (q = m / B), so member j of every
@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from ..ops.elementwise import power, run_program
-from ..tensor import FieldTensor
+from ..ops.elementwise import invert_few, run_program
 
 
 def _up(B):
@@ -56,7 +55,7 @@ def batch_inverse(F, a: torch.Tensor, block: int = 8, out: torch.Tensor | None =
     if m == 0:
         return out
     if m <= block:
-        out.copy_(power(FieldTensor(F, a.contiguous()), F.p - 2).data)
+        out.copy_(invert_few(F, a))
         return out
     B = block
     q = -(-m // B)

@@ -1,6 +1,23 @@
-"""Bucket reduction: sum_v v·B_v for many bucket rows at once, by blocked suffix sums.
+"""Bucket reduction: sum_v v·B_v for many bucket rows at once, by halving or by blocked
+suffix sums.
 
-For a row of N buckets B_1..B_N (affine, from `msm_tree`), the weighted sum
+Halving (`reduce_halving`, the default): for N = 2h buckets,
+
+    sum_{v=1}^{2h} v·B_v = sum_{u=1}^{h} u·(B_u + B_{u+h})  +  h·sum_{u=1}^{h} B_{u+h},
+
+so one level adds the top half onto the bottom half (h batch-affine additions over
+every row at once: two contiguous views, no gather) and keeps the top half T aside.
+After log2 N levels one bucket A is left, and
+
+    sum_v v·B_v = sum_k h_k·sum(T_k) + A,    h_k = N / 2^k,
+
+where the sums of all T_k of all rows are one `msm_tree.segment_sums` and the weights
+h_k a Horner chain of log2 N doublings over the rows. About 2N affine additions per
+row (6 products each with the shared inversion) in batches of rows·h, where the
+suffix sums below take 2N XYZZ additions (~25 products) in Lc batches of rows·K lanes.
+
+Blocked suffix sums (`reduce_buckets`): for a row of N buckets B_1..B_N (affine, from
+`msm_tree`), the weighted sum
 is the sum of the suffix sums S_v = B_v + ... + B_N. The buckets are cut into
 K chunks of Lc = N / K, and the chunks of every row are lanes of one batch:
 
@@ -24,6 +41,7 @@ what keeps the result exact when it is.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from . import msm_ec
@@ -219,3 +237,82 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
             aa = add_complete(GS, aa, rr)
         r[:, :, idx], a[:, :, idx] = rr, aa
     return a
+
+
+# -- halving ------------------------------------------------------------------------------------
+
+
+def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,
+                   block: int = 4, inverse_block: int = 4, stats: dict | None = None) -> torch.Tensor:
+    """T_r = sum_v v·B_{r,v} for `rows` rows of N buckets (N a power of two), by halving.
+
+    buckets: limb-major affine data (2d·L, N·rows), column (v - 1)·rows + r holding B_{r,v};
+    binf: their identity flags. Returns XYZZ (L, 4d, rows).
+
+    Step s (h = N / 2^s) halves every live array at once: the buckets A (2h a row) into
+    A' = A_low + A_high, and the partial sums P_k of the tops T_k (k < s), which have
+    shrunk to 2h a row as well, into P_k,low + P_k,high; A_high is kept as T_s. So each
+    step is one batch-affine launch of s·h·rows pairs (the low halves of all arrays
+    against their high halves, copied side by side), log2 N steps in all, and at the end
+    every P_k is the sum of T_k. Then sum_v v·B_v = sum_k h_k·P_k + A by Horner.
+
+    Every addition is exact whatever the buckets: the batch-affine launches find identity
+    operands and P = ±Q and recompute them (`msm_tree.add_pairs`), and the Horner chain
+    uses complete formulas."""
+    from ..points import add_complete, double_n
+    from .msm_tree import Clock, add_pairs, to_points
+    clock = Clock(stats)
+    CL = buckets.shape[0]
+    dev = buckets.device
+    arrays = [buckets]                       # A, P_1, ..., P_{s-1}: 2h·rows columns each
+    infs = [binf]
+    any_inf = bool(binf.any())
+    h = N // 2
+    while h >= 1:
+        m = h * rows
+        cnt = len(arrays)
+        mp = _padded(cnt * m, block)
+        XL = torch.empty((CL, mp), dtype=torch.int32, device=dev)
+        XR = torch.empty((CL, mp), dtype=torch.int32, device=dev)
+        for i, t in enumerate(arrays):
+            XL[:, i * m:(i + 1) * m] = t[:, :m]
+            XR[:, i * m:(i + 1) * m] = t[:, m:2 * m]
+        if mp > cnt * m:                     # padding pairs: copies of pair 0, discarded
+            XL[:, cnt * m:] = XL[:, :1]
+            XR[:, cnt * m:] = XR[:, :1]
+        iL = iR = None
+        if any_inf:
+            iL = torch.zeros(mp, dtype=torch.bool, device=dev)
+            iR = torch.zeros(mp, dtype=torch.bool, device=dev)
+            for i, f in enumerate(infs):
+                iL[i * m:(i + 1) * m] = f[:m]
+                iR[i * m:(i + 1) * m] = f[m:2 * m]
+        out = torch.empty((CL, mp), dtype=torch.int32, device=dev)
+        sinf = add_pairs(GS, XL, XR, iL, iR, out, block, inverse_block, n=cnt * m, stats=stats)
+        arrays = [out[:, i * m:(i + 1) * m] for i in range(cnt)] + [XR[:, :m]]     # ..., T_s
+        oinf = sinf if sinf is not None else torch.zeros(mp, dtype=torch.bool, device=dev)
+        tinf = iR[:m] if iR is not None else torch.zeros(m, dtype=torch.bool, device=dev)
+        infs = [oinf[i * m:(i + 1) * m] for i in range(cnt)] + [tinf]
+        any_inf = any(bool(f.any()) for f in infs)
+        h //= 2
+    clock.tick("reduce_steps")
+    xy = torch.cat(arrays, dim=1)                             # A, P_1, ..., P_levels (rows each)
+    S = to_points(GS, xy, torch.cat(infs)).data
+    part = lambda k: S[:, :, k * rows:(k + 1) * rows]        # noqa: E731
+    levels = len(arrays) - 1
+    if levels == 0:
+        return part(0)
+    R = part(1)
+    for k in range(2, levels + 1):
+        R = add_complete(GS, double_n(GS, R, 1), part(k))
+    R = add_complete(GS, R, part(0))
+    clock.tick("reduce_horner")
+    return R
+
+
+def _padded(m: int, block: int) -> int:
+    """Pairs of a launch: whole blocks, and whole ALIGN-column block rows from the size at
+    which msm_tree pads its levels the same way."""
+    from .msm_tree import ALIGN
+    unit = block * ALIGN if m > block * ALIGN else block
+    return -(-m // unit) * unit

@@ -213,9 +213,9 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
               stats: dict | None = None) -> torch.Tensor:
     """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
     `block`, with identity flags (None: no operand is the identity); returns the sums'
-    identity flags (None: no sum is). XR is modified:
-    exceptional pairs get x_R = x_L + 1 before the shared inversion and are recomputed
-    after. Columns from n on are padding: computed, never patched."""
+    identity flags (None: no sum is). Exceptional pairs get x_R = x_L + 1 before the shared
+    inversion and are recomputed after; XR's x is restored on return (the bucket reduction
+    reads its operands again). Columns from n on are padding: computed, never patched."""
     from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
@@ -230,8 +230,12 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
     n = m if n is None else n
     clock = _Clock(stats)
     sp = exceptional(XL, XR, infL, infR, d, L)
+    moved_cols = sp
+    if sp is not None and stats is not None:
+        stats["exceptional"] = stats.get("exceptional", 0) + int((sp < n).sum())
     if sp is not None:
         orig = XR[:, sp].clone()
+        moved_x = orig[:d * L]
         moved = msm_ec.run(G, "plus_one", ("affine",), _f_plus_one, _views(XL[:, sp].contiguous(), C))
         XR[:d * L, sp] = torch.cat(moved[:d], dim=0)
         keep = sp < n
@@ -251,6 +255,8 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
     msm_ec.run(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
                _f_down_add(B), [t] + xs + list(pre[:-1]), out=outs)
     clock.tick("tree_down")
+    if moved_cols is not None:
+        XR[:d * L, moved_cols] = moved_x
     if sp is None:
         return None if infL is None else infL & infR
     if infL is None:

@@ -76,6 +76,26 @@ def power(x: FieldTensor, e: int) -> FieldTensor:
     return FieldTensor(x.F, res)
 
 
+FEW = 64      # values up to which inverses are taken on the host (`invert_few`)
+
+
+def invert_few(F: FieldSpace, data: torch.Tensor) -> torch.Tensor:
+    """Inverses of a few Montgomery-form values (L, m) by Python's modular inverse on the
+    host, zero for zero (what x^(p-2) gives). The compiled x^(p-2) is ~380 dependent
+    products in one lane: 2.3 ms a launch on the CPU target, where this takes microseconds,
+    and it is the top of every batch inversion (a tree level of the MSM has one)."""
+    import numpy as np
+    p, R2 = F.params.p, F.params.R2          # (x·R)^-1 · R^2 = x^-1 · R
+    L, m = data.shape
+    words = np.ascontiguousarray(data.cpu().numpy().view(np.uint32).T)          # (m, L)
+    res = bytearray()
+    for row in words:
+        x = int.from_bytes(row.tobytes(), "little")
+        res += (R2 * pow(x, -1, p) % p if x else 0).to_bytes(4 * L, "little")
+    out = np.frombuffer(res, dtype="<u4").reshape(m, L).T.view(np.int32)
+    return torch.from_numpy(np.ascontiguousarray(out)).to(data.device)
+
+
 def _check_nonzero(x: FieldTensor):
     zero = x.is_zero()
     if bool(zero.any()):
@@ -101,8 +121,8 @@ def batch_inverse(x: FieldTensor) -> FieldTensor:
 
 def _batch_inverse(flat: FieldTensor) -> FieldTensor:
     F, n = flat.F, flat.numel()
-    if n <= 64:
-        return power(flat, F.p - 2)
+    if n <= FEW:
+        return FieldTensor(F, invert_few(F, flat.data.reshape(F.limbs, n)))
     k = 1 << math.ceil(math.log2(math.sqrt(n)))
     m = -(-n // k)
     X = F.ones((m * k,), device=flat.device)

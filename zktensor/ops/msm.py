@@ -64,7 +64,10 @@ class MSMConfig:
     """The knobs of `msm`, for callers and the autotuner. None means: chosen by the cost model.
 
     window       c, bits per signed-digit window (2..16)
-    chunks       K, lanes per bucket row in the bucket reduction (power of two <= 2^(c-1))
+    reduction    bucket reduction: "halving" (batch-affine, `msm_reduce.reduce_halving`) or
+                 "suffix" (blocked XYZZ suffix sums, `msm_reduce.reduce_buckets`)
+    chunks       K, lanes per bucket row in the suffix reduction (power of two <= 2^(c-1)); it
+                 also shapes the bucket offsets
     checkpoint   M for `msm_prepare`: windows between stored weighted bases
     sparse       split scalars 0 and 1 off the Pippenger path
     offset       put an offset point in every bucket (see module docstring)
@@ -77,6 +80,7 @@ class MSMConfig:
     """
     window: int | None = None
     chunks: int | None = None
+    reduction: str = "halving"
     checkpoint: int | None = None
     sparse: bool = True
     offset: bool = True
@@ -501,17 +505,26 @@ def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     else:
         lens, idx = seg_counts, entries
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
-    Lc = N // K
+    # (halving: K = 1, i.e. (v - 1)·rows + row, in a table with room for its levels)
+    halving = cfg.reduction == "halving"
+    Lc = N if halving else N // K
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
-    dest = (v0 % Lc) * (K * rows) + (v0 // Lc) * rows + rr
-    from ..kernels.msm_tree import segment_sums, to_points
-    from ..kernels.msm_reduce import reduce_buckets
+    dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
+    from ..kernels.msm_tree import segment_sums
+    from ..kernels.msm_reduce import reduce_buckets, reduce_halving
     clock.tick("sort")
     buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S,
                                  block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
     clock = Clock(stats)
-    T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
+    if halving:
+        sub = {} if stats is not None else None
+        T = reduce_halving(GS, buckets, binf, rows, N, cfg.tree_block, cfg.inverse_block, stats=sub)
+        if sub:
+            stats["reduce_phases"] = sub["time"]
+            stats["reduce_exceptional"] = sub.get("exceptional", 0)
+    else:
+        T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
     clock.tick("reduce")
     if stats is not None:
         stats["entries"] = int(len(idx))
