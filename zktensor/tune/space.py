@@ -167,6 +167,7 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
         return lambda cur: {"chunks": max(1, min(1 << (cur["window"] - 1),
                                                  int(choose_chunks(1 << (cur["window"] - 1)) * factor)))}
     axes.append(Axis("chunks", [chunks_for(0.5), chunks_for(2.0)]))
+    axes.append(Axis("reduction", ["suffix"]))            # against the default halving
     if prepared and max_copies > 1:
         def copies(k):
             return lambda cur: {"checkpoint": math.ceil(n_windows(bits, cur["window"]) / k)}
