@@ -99,3 +99,18 @@ def test_batch_inverse_keeps_shape():
     if any(v == 0 for row in vals for v in row):
         pytest.skip("drew a zero")
     assert zt.batch_inverse(a).to_ints() == [[pow(v, -1, F.p) for v in row] for row in vals]
+
+
+def test_invert_few_on_host(field_name):
+    """The host inverse at the top of every batch inversion: Montgomery form in and out,
+    zero for zero (as x^(p-2)), edge values included, every field."""
+    from zktensor.kernels.msm_inverse import batch_inverse
+    from zktensor.ops.elementwise import invert_few
+    F = zt.field(field_name)
+    xs = [0, 1, 2, F.p - 1, F.p - 2] + [x for x in sample(F.p, 20, 11)]
+    got = zt.FieldTensor(F, invert_few(F, F.tensor(xs).data)).to_ints()
+    assert got == [pow(x, -1, F.p) if x else 0 for x in xs]
+    nz = [x for x in xs if x]
+    for block in (2, 4, 8):          # the MSM's blocked batch inversion, whose top it is
+        inv = batch_inverse(F, F.tensor(nz).data, block)
+        assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in nz]
