@@ -140,10 +140,13 @@ def test_exceptional_inputs():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_thread_counts(monkeypatch, threads):
-    """Launches shared by 1 to 3 threads (column ranges that do not divide the sizes):
-    the oracle's points for plain, batched, prepared and exceptional inputs."""
-    from zktensor.kernels import elementwise
+    """Launches, gathers, digits and the bucket sort shared by 1 to 3 threads (ranges that do
+    not divide the sizes): the oracle's points for plain, batched, prepared and exceptional
+    inputs."""
+    from zktensor.kernels import elementwise, msm_tree
     monkeypatch.setattr(elementwise, "SPLIT_FROM", 8)
+    monkeypatch.setattr(elementwise, "HOST_SPLIT", 1)      # digits and sort shared too
+    monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)       # and the tree's gathers
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     name = "bn254.g1"
     g, G, bases, ks = _edge_case(name, 20)

@@ -75,6 +75,25 @@ def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor")
 
 
+HOST_SPLIT = 1 << 16      # elements of host work from which it is shared by threads
+
+
+def host_parallel(n: int, fn, work: int, min_work: int | None = None) -> None:
+    """fn(lo, hi) over contiguous shares of range(n), on `launch_threads()` threads (the caller
+    takes the first share), for host work on numpy arrays, which drops the GIL in its
+    loops. `work`: its size in elements; below `min_work` (default HOST_SPLIT) one call
+    does it all (a thread hand-off costs tens of microseconds)."""
+    threads = min(launch_threads(), n)
+    if threads <= 1 or work < (HOST_SPLIT if min_work is None else min_work):
+        fn(0, n)
+        return
+    step = -(-n // threads)
+    futs = [_pool(threads).submit(fn, lo, min(lo + step, n)) for lo in range(step, n, step)]
+    fn(0, step)
+    for f in futs:
+        f.result()
+
+
 @contextlib.contextmanager
 def triton_mode(interpret: bool):
     """TRITON_INTERPRET as Triton reads it while decorating and running kernels."""

@@ -41,7 +41,7 @@ import torch
 
 from ..ir import ec as E
 from . import msm_ec
-from .elementwise import _pool, launch_threads
+from .elementwise import host_parallel
 from .msm_inverse import batch_inverse
 
 
@@ -148,20 +148,10 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None)
     if t.dim() == 1:
         np.take(src, idx, out=dst, mode="clip")
         return out
-    rows = t.shape[0]
-
     def gather(lo, hi):
         for r in range(lo, hi):
             np.take(src[r], idx, out=dst[r], mode="clip")
-    threads = launch_threads()
-    if threads == 1 or len(idx) * rows < GATHER_SPLIT:
-        gather(0, rows)
-        return out
-    step = -(-rows // threads)
-    futs = [_pool(threads).submit(gather, lo, min(lo + step, rows)) for lo in range(step, rows, step)]
-    gather(0, step)
-    for f in futs:
-        f.result()
+    host_parallel(t.shape[0], gather, len(idx) * t.shape[0], GATHER_SPLIT)
     return out
 
 

@@ -59,6 +59,7 @@ import numpy as np
 import torch
 
 from ..config import config as zt_config, msm_config, user as user_config
+from ..kernels.elementwise import host_parallel
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
@@ -452,7 +453,13 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
     all_words = np.concatenate([np.where(dense[:, :, None], words, 0).astype(np.uint32),
                                 np.broadcast_to(d_words, (Bt, 1, Lr))], axis=1)   # (B, n+1, Lr)
     n1 = n + 1
-    digits = signed_digits(all_words.reshape(Bt * n1, Lr), widths).reshape(W, Bt, n1)
+    flat = all_words.reshape(Bt * n1, Lr)
+    digits = np.empty((W, Bt * n1), dtype=np.int32)
+
+    def digits_of(lo, hi):
+        digits[:, lo:hi] = signed_digits(flat[lo:hi], widths)
+    host_parallel(Bt * n1, digits_of, Bt * n1 * W)
+    digits = digits.reshape(W, Bt, n1)
     # rows r = m·B + b (round m of batch b); columns j·(n+1) + i (checkpoint j, base i)
     if J * M != W:
         digits = np.concatenate([digits, np.zeros((J * M - W, Bt, n1), dtype=np.int32)])
@@ -489,15 +496,17 @@ def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     clock = Clock(stats)
     rows = dg.shape[0]
     mags = np.abs(dg).astype(np.uint16)
-    order = np.argsort(mags, axis=1, kind="stable")          # a radix sort: uint16 keys
     counts = np.empty((rows, N + 1), dtype=np.int64)
-    picked, neg = [], []
-    for r in range(rows):       # row by row: take_along_axis's index arrays cost twice the sort
-        counts[r] = np.bincount(mags[r], minlength=N + 1)
-        o = order[r, counts[r, 0]:]                           # digit 0 sorts first: dropped
-        picked.append(o)
-        neg.append(np.take(dg[r], o) < 0)
-    entries = np.concatenate(picked) + np.concatenate(neg) * width
+    picked = [None] * rows
+
+    def sort_rows(lo, hi):
+        order = np.argsort(mags[lo:hi], axis=1, kind="stable")      # a radix sort: uint16 keys
+        for r in range(lo, hi):  # row by row: take_along_axis's index arrays cost twice the sort
+            counts[r] = np.bincount(mags[r], minlength=N + 1)
+            o = order[r - lo, counts[r, 0]:]                         # digit 0 sorts first: dropped
+            picked[r] = o + (np.take(dg[r], o) < 0) * width
+    host_parallel(rows, sort_rows, dg.size)
+    entries = np.concatenate(picked)
     seg_counts = counts[:, 1:].ravel()                       # segments (row, v) in order
     S = rows * N
     if cfg.offset:
