@@ -240,6 +240,8 @@ def test_errors():
         zt.msm([1], [g.generator])
     with pytest.raises(ValueError, match="window"):
         zt.msm([1, 2, 3], P, MSMConfig(window=17))
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        MSMConfig(reduction="prefix")
 
 
 def test_cpu_strategy_is_fp64_for_every_group_where_ifma():

@@ -6,15 +6,17 @@ Halving (`reduce_halving`, the default): for N = 2h buckets,
     sum_{v=1}^{2h} v·B_v = sum_{u=1}^{h} u·(B_u + B_{u+h})  +  h·sum_{u=1}^{h} B_{u+h},
 
 so one level adds the top half onto the bottom half (h batch-affine additions over
-every row at once: two contiguous views, no gather) and keeps the top half T aside.
-After log2 N levels one bucket A is left, and
+every row at once) and keeps the top half T aside. After log2 N levels one bucket A
+is left, and
 
     sum_v v·B_v = sum_k h_k·sum(T_k) + A,    h_k = N / 2^k,
 
-where the sums of all T_k of all rows are one `msm_tree.segment_sums` and the weights
-h_k a Horner chain of log2 N doublings over the rows. About 2N affine additions per
-row (6 products each with the shared inversion) in batches of rows·h, where the
-suffix sums below take 2N XYZZ additions (~25 products) in Lc batches of rows·K lanes.
+where each T_k is summed by the same halving, in the same launches as the buckets
+(step s halves the buckets and every T_k kept so far, all of 2·h_s a row), and the
+weights h_k are a Horner chain of log2 N doublings over the rows. About 2N affine
+additions per row (~6 products each with the shared inversion) in log2 N launches,
+where the suffix sums below take 2N XYZZ additions (~12 to 14 products) in Lc
+launches of rows·K lanes.
 
 Blocked suffix sums (`reduce_buckets`): for a row of N buckets B_1..B_N (affine, from
 `msm_tree`), the weighted sum

@@ -82,8 +82,9 @@ FEW = 64      # values up to which inverses are taken on the host (`invert_few`)
 def invert_few(F: FieldSpace, data: torch.Tensor) -> torch.Tensor:
     """Inverses of a few Montgomery-form values (L, m) by Python's modular inverse on the
     host, zero for zero (what x^(p-2) gives). The compiled x^(p-2) is ~380 dependent
-    products in one lane: 2.3 ms a launch on the CPU target, where this takes microseconds,
-    and it is the top of every batch inversion (a tree level of the MSM has one)."""
+    products in one lane: 2.3 ms a launch on the CPU target, where this takes tens of
+    microseconds for a few values, and it is the top of every batch inversion (each
+    tree level and halving step of the MSM has one)."""
     import numpy as np
     p, R2 = F.params.p, F.params.R2          # (x·R)^-1 · R^2 = x^-1 · R
     L, m = data.shape

@@ -97,6 +97,13 @@ class MSMConfig:
     cost_bucket: float = 2.6
     strategy: str | None = None
 
+    def __post_init__(self):
+        if self.reduction not in REDUCTIONS:
+            raise ValueError(f"MSMConfig.reduction must be one of {REDUCTIONS}, got {self.reduction!r}")
+
+
+REDUCTIONS = ("halving", "suffix")
+
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:
     """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels, for every group
@@ -520,7 +527,7 @@ def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     else:
         lens, idx = seg_counts, entries
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
-    # (halving: K = 1, i.e. (v - 1)·rows + row, in a table with room for its levels)
+    # (halving: K = 1, i.e. (v - 1)·rows + row)
     halving = cfg.reduction == "halving"
     Lc = N if halving else N // K
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
