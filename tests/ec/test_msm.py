@@ -254,3 +254,29 @@ def test_cpu_strategy_is_fp64_for_every_group_where_ifma():
     for name in ("bn254.g1", "bn254.g2", "bls12_381.g2", "mnt4753.g1"):
         assert auto_strategy(zt.group(name), "cpu") == want, name
     assert auto_strategy(zt.group("bn254.g1"), "cuda") is None
+
+
+def test_sparse_scalars_window_and_ones():
+    """90% zeros and ones: the window is the cost model's for the other scalars, not for
+    all n, and the ones (single entries of bucket 1) add up with the rest exactly."""
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 6))
+    n = 2048
+    bases = [pts[i % 6] for i in range(n)]
+    ks = scalars(name, n, seed=5)
+    for i in range(n):
+        if i % 10 < 5:
+            ks[i] = 0
+        elif i % 10 < 9:
+            ks[i] = 1
+    coef = [sum(ks[i] for i in range(j, n, 6)) % g.r for j in range(6)]     # same bases, summed
+    want = O.msm(g, pts, coef)
+    stats = {}
+    assert zt.msm(ks, G.tensor(bases), stats=stats).to_affine() == want
+    dense = sum(1 for k in ks if k > 1)
+    assert stats["dense"] == dense and stats["ones"] == sum(1 for k in ks if k == 1)
+    bits = g.r.bit_length()
+    assert stats["window"] == choose_window(dense, bits) < choose_window(n, bits)
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(sparse=False)).to_affine() == want

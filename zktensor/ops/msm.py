@@ -13,8 +13,11 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    of c or c - 1 bits (balanced: a top window of a few bits would pile every
    point into a few buckets) and recoded to signed digits in [-2^(c-1), 2^(c-1)],
    so N = 2^(c-1) buckets per window and -P costs only a negated y.
-2. Sparse scalars: zeros are dropped and ones summed by a tree reduction apart
-   from the rest (witness MSMs are mostly 0 and 1); identity bases are dropped.
+2. Sparse scalars (witness MSMs are mostly 0 and 1): zeros are dropped, and a one
+   is a single entry of bucket 1 of the first window, so the bucket tree below sums
+   the ones in the same launches as everything else; the window is chosen for the
+   other scalars (with 90% zeros and ones, the window for all n would make buckets
+   outnumber their entries). Identity bases are dropped.
 3. Bucket accumulation as a tensor program: every (window, point) digit is an
    entry; entries are grouped by bucket with a stable radix sort per window
    row, and all buckets of all windows are summed by one segmented tree of
@@ -76,7 +79,8 @@ class MSMConfig:
     chunks       K, lanes per bucket row in the suffix reduction (power of two <= 2^(c-1)); it
                  also shapes the bucket offsets
     checkpoint   M for `msm_prepare`: windows between stored weighted bases
-    sparse       split scalars 0 and 1 off the Pippenger path
+    sparse       choose the window for the scalars other than 0 and 1 (zeros are always
+                 dropped, and a one is always a single entry of bucket 1)
     offset       put an offset point in every bucket (see module docstring)
     tree_block   pairs per block in a tree level's fused inversion+addition launches
     inverse_block  B of the blocked batch inversion of the block products (`kernels.msm_inverse`)
@@ -415,8 +419,12 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     clock = Clock(stats)
     if bases is None:
         xy, inf = points.affine()
+        base_inf = inf
+        ones_mask, dense = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
         bits = GS.r.bit_length()
-        c = cfg.window or choose_window(max(n, 1), bits, batch=Bt, cfg=cfg)
+        # the window for the points Pippenger gets: with sparse scalars (witnesses: mostly 0
+        # and 1) the window for all n would give buckets that outnumber their entries
+        c = cfg.window or choose_window(max(int(dense.sum(axis=1).max()), 1), bits, batch=Bt, cfg=cfg)
         _check_window(c)
         widths = window_widths(bits, c)
         c = max(widths)
@@ -424,19 +432,30 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
         N = 1 << (c - 1)
         K = min(cfg.chunks or choose_chunks(N), N)
         table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
-        base_inf = inf
         M, J = W, 1
     else:
         c, W, M, J, K = bases.window, bases.W, bases.M, bases.J, bases.chunks
         widths = [c] * W
         table, tinf, base_inf, total = bases.table, bases.tinf, bases.base_inf, bases.offset_total
+        ones_mask, dense = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
     clock.tick("table")
-    res = _pippenger(GS, table, tinf, base_inf.cpu().numpy(), words, c, widths, M, J, K, total, cfg, dev,
-                     stats)
+    res = _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, total, cfg, dev, stats)
     return res[0] if squeeze else res
 
 
-def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_total, cfg, dev, stats):
+def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
+    """(ones, dense) masks (B, n) of scalar words (B, n, Lr): the scalars 1 (with `sparse`;
+    left out of the window choice) and the others that go through Pippenger; zeros and
+    identity bases are in neither."""
+    nz = words.any(axis=2)
+    one = (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
+    live = nz & ~base_inf[None, :]
+    ones = (one & live) if sparse else np.zeros_like(one)
+    return ones, live & ~ones
+
+
+def _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, offset_total, cfg, dev,
+               stats):
     """Windows t = j·M + m (checkpoint j, round m); widths[t] bits each (uniform when J > 1, so
     that a round sits at the same offset in every checkpoint)."""
     from ..kernels.msm_tree import Clock
@@ -444,11 +463,6 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
     Bt, n, Lr = words.shape
     r = GS.r
     N = 1 << (c - 1)
-    nz = words.any(axis=2)                                   # (B, n)
-    one = (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
-    live = nz & ~base_inf[None, :]
-    ones_mask = (one & live) if cfg.sparse else np.zeros_like(one)
-    dense = live & ~ones_mask
     W = len(widths)
     round_off = [sum(widths[:m]) for m in range(M)]          # bit offset of round m
     # the generator's scalar cancels the bucket offsets: sum_m 2^(off_m) sum_v v·U_v
@@ -457,7 +471,10 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
         d_words = np.frombuffer(((r - s) % r).to_bytes(4 * Lr, "little"), dtype="<u4")
     else:
         d_words = np.zeros(Lr, dtype=np.uint32)
-    all_words = np.concatenate([np.where(dense[:, :, None], words, 0).astype(np.uint32),
+    # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
+    # in the launches that sum everything else (a tree of their own took as many launches
+    # again: 2^16 sparse points, 48 ms against 15 ms for the whole combine phase)
+    all_words = np.concatenate([np.where((dense | ones_mask)[:, :, None], words, 0).astype(np.uint32),
                                 np.broadcast_to(d_words, (Bt, 1, Lr))], axis=1)   # (B, n+1, Lr)
     n1 = n + 1
     flat = all_words.reshape(Bt * n1, Lr)
@@ -481,13 +498,6 @@ def _pippenger(GS, table, tinf, base_inf, words, c, widths, M, J, K, offset_tota
         res = double_n_many(GS, res, round_off[m + 1] - round_off[m])
         res = add_complete(GS, res, T[:, :, m * Bt:(m + 1) * Bt])
     # the ones, summed apart
-    if ones_mask.any():
-        from ..kernels.msm_tree import segment_sums, to_points
-        ob, oi = np.nonzero(ones_mask)
-        ones_xy, ones_inf = segment_sums(GS, table, tinf.to(dev), oi.astype(np.int64),
-                                         np.bincount(ob, minlength=Bt).astype(np.int64),
-                                         block=cfg.tree_block, inverse_block=cfg.inverse_block)
-        res = add_complete(GS, res, to_points(GS, ones_xy, ones_inf).data)
     clock.tick("combine")
     if stats is not None:
         stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N,
