@@ -43,7 +43,6 @@ what keeps the result exact when it is.
 """
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from . import msm_ec

@@ -420,11 +420,12 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     if bases is None:
         xy, inf = points.affine()
         base_inf = inf
-        ones_mask, dense = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
+        live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
         bits = GS.r.bit_length()
-        # the window for the points Pippenger gets: with sparse scalars (witnesses: mostly 0
-        # and 1) the window for all n would give buckets that outnumber their entries
-        c = cfg.window or choose_window(max(int(dense.sum(axis=1).max()), 1), bits, batch=Bt, cfg=cfg)
+        # the window for the scalars other than 0 and 1: with sparse scalars (witnesses: mostly
+        # 0 and 1) the window for all n would give buckets that outnumber their entries
+        many = int((live & ~ones).sum(axis=1).max())
+        c = cfg.window or choose_window(max(many, 1), bits, batch=Bt, cfg=cfg)
         _check_window(c)
         widths = window_widths(bits, c)
         c = max(widths)
@@ -437,25 +438,23 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
         c, W, M, J, K = bases.window, bases.W, bases.M, bases.J, bases.chunks
         widths = [c] * W
         table, tinf, base_inf, total = bases.table, bases.tinf, bases.base_inf, bases.offset_total
-        ones_mask, dense = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
+        live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
     clock.tick("table")
-    res = _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, total, cfg, dev, stats)
+    res = _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, total, cfg, dev, stats)
     return res[0] if squeeze else res
 
 
 def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
-    """(ones, dense) masks (B, n) of scalar words (B, n, Lr): the scalars 1 (with `sparse`;
-    left out of the window choice) and the others that go through Pippenger; zeros and
-    identity bases are in neither."""
-    nz = words.any(axis=2)
-    one = (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
-    live = nz & ~base_inf[None, :]
-    ones = (one & live) if sparse else np.zeros_like(one)
-    return ones, live & ~ones
+    """(live, ones) masks (B, n) of scalar words (B, n, Lr): the nonzero scalars of non-identity
+    bases (all of them go through the buckets), and with `sparse` the scalars 1 among them
+    (left out of the window choice)."""
+    live = words.any(axis=2) & ~base_inf[None, :]
+    if not sparse:
+        return live, np.zeros_like(live)
+    return live, live & (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
 
 
-def _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, offset_total, cfg, dev,
-               stats):
+def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_total, cfg, dev, stats):
     """Windows t = j·M + m (checkpoint j, round m); widths[t] bits each (uniform when J > 1, so
     that a round sits at the same offset in every checkpoint)."""
     from ..kernels.msm_tree import Clock
@@ -474,7 +473,7 @@ def _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, off
     # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
     # in the launches that sum everything else (a tree of their own took as many launches
     # again: 2^16 sparse points, 48 ms against 15 ms for the whole combine phase)
-    all_words = np.concatenate([np.where((dense | ones_mask)[:, :, None], words, 0).astype(np.uint32),
+    all_words = np.concatenate([np.where(live[:, :, None], words, 0).astype(np.uint32),
                                 np.broadcast_to(d_words, (Bt, 1, Lr))], axis=1)   # (B, n+1, Lr)
     n1 = n + 1
     flat = all_words.reshape(Bt * n1, Lr)
@@ -501,7 +500,7 @@ def _pippenger(GS, table, tinf, ones_mask, dense, words, c, widths, M, J, K, off
     clock.tick("combine")
     if stats is not None:
         stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N,
-                     ones=int(ones_mask.sum()), dense=int(dense.sum()))
+                     ones=int(ones.sum()), dense=int((live & ~ones).sum()))
     return PointTensor(GS, res.contiguous())
 
 
