@@ -151,3 +151,25 @@ def test_sum():
         total = O.add(g, total, p)
     with zt.config(strategy="int64"):
         assert G.tensor(pts + pts[:1] + [None]).sum().to_affine() == total
+
+
+def test_point_programs_follow_cpu_options(monkeypatch):
+    """A point program compiled under one set of CPU options is not reused under another:
+    the scalar-lane kernel (no vector twin) under ZKTENSOR_CPU_LANES=1, the same words."""
+    from zktensor.kernels import msm_ec, msm_tree
+    from zktensor.kernels.cpu_isa import cpu_options
+    if cpu_options("fp64")["lanes"] == 1:
+        pytest.skip("no vector lanes on this CPU: one variant only")
+    G = zt.group("bn254.g1")
+    xy, _ = G.tensor(list(oracle_points("bn254.g1", 20))).affine()
+    cols = msm_tree._views(msm_tree.from_points_xy(xy), 2)
+    args = (G.params, "plus_one", ("affine",), msm_tree._f_plus_one)
+    with zt.config(strategy="fp64"):
+        vec = msm_ec.compiled(*args)
+        want = msm_ec.run(*args, cols)
+        monkeypatch.setenv("ZKTENSOR_CPU_LANES", "1")
+        scalar = msm_ec.compiled(*args)
+        got = msm_ec.run(*args, cols)
+    kernel = vec.meta["calls"][0]["kernel"]
+    assert vec._cpu_fn(kernel, "vrun") is not None and scalar._cpu_fn(kernel, "vrun") is None
+    assert all(bool((a == b).all()) for a, b in zip(got, want))

@@ -11,6 +11,8 @@ import functools
 import os
 import platform
 
+from ..config import tuned_value, user
+
 
 @functools.lru_cache(maxsize=1)
 def _flags() -> frozenset:
@@ -39,17 +41,24 @@ def _hardware() -> tuple[int, bool]:
 
 
 def cpu_options(strategy: str) -> dict:
+    """{"lanes", "ifma"} for a kernel of `strategy`: the hardware, lowered by the environment,
+    the tuning cache and zt.config (asked at every launch: the answer is memoised on
+    those inputs)."""
+    env = os.environ
+    return dict(_options(strategy, env.get("ZKTENSOR_CPU_LANES"), env.get("ZKTENSOR_CPU_IFMA"),
+                         tuned_value("lanes"), tuned_value("ifma"), user("lanes"), user("ifma")))
+
+
+@functools.lru_cache(maxsize=256)
+def _options(strategy, env_lanes, env_ifma, tuned_lanes, tuned_ifma, user_lanes, user_ifma) -> dict:
     lanes, ifma = hw_lanes, hw_ifma = _hardware()
-    lanes = int(os.environ.get("ZKTENSOR_CPU_LANES", lanes))
-    ifma = bool(int(os.environ.get("ZKTENSOR_CPU_IFMA", int(ifma))))
+    lanes = int(env_lanes if env_lanes is not None else lanes)
+    ifma = bool(int(env_ifma if env_ifma is not None else int(ifma)))
     # zt.config(lanes=, ifma=) over the environment over the tuning cache; only what the CPU has
-    from ..config import tuned_value, user
-    for src in (() if "ZKTENSOR_CPU_LANES" in os.environ else (tuned_value,)) + (user,):
-        v = src("lanes")
+    for v in ((tuned_lanes,) if env_lanes is None else ()) + (user_lanes,):
         if v is not None and int(v) in (1, 4, 8) and int(v) <= hw_lanes:
             lanes = int(v)
-    for src in (() if "ZKTENSOR_CPU_IFMA" in os.environ else (tuned_value,)) + (user,):
-        v = src("ifma")
+    for v in ((tuned_ifma,) if env_ifma is None else ()) + (user_ifma,):
         if v is not None:
             ifma = bool(v) and hw_ifma
     ifma = ifma and lanes == 8

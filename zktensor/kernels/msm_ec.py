@@ -30,22 +30,15 @@ def program(G, key, kinds, fn) -> ec_ir.EcProgram:
     return prog
 
 
-_compiled: dict = {}
-
-
 def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=None):
-    """The CompiledProgram, memoised here so that a launch does not re-print the program's
-    text to find its cache key (the text of a large point program costs a millisecond)."""
+    """The CompiledProgram (`get_program` memoises it by the traced program object, with the
+    CPU options in force, so a launch does not re-print the program's text)."""
     strategy, target = choose(device_type, strategy, target)
-    k = (G.name, key, tuple(kinds), strategy, target)
-    c = _compiled.get(k)
-    if c is None:
-        cuts = None
-        if target == "triton":
-            from .msm_triton import KERNEL_CUTS
-            cuts = KERNEL_CUTS.get(G.name)
-        c = _compiled[k] = get_program(program(G, key, kinds, fn), strategy, target, cuts)
-    return c
+    cuts = None
+    if target == "triton":
+        from .msm_triton import KERNEL_CUTS
+        cuts = KERNEL_CUTS.get(G.name)
+    return get_program(program(G, key, kinds, fn), strategy, target, cuts)
 
 
 def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list[torch.Tensor]:
