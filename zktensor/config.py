@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import os
 
 _override: contextvars.ContextVar[dict] = contextvars.ContextVar("zktensor_config", default={})
@@ -51,15 +52,34 @@ KNOWN = {"strategy", "target", "ntt", "msm", "block", "num_warps", "num_stages",
 SCOPED = ("strategy", "block", "num_warps", "num_stages", "lanes", "ifma")
 
 
+_ENV_DATA = os.environ._data if os.name == "posix" and hasattr(os.environ, "_data") else None
+
+
+def env(name: str) -> str | None:
+    """os.environ.get(name), for the launch path, which asks for five variables per kernel
+    launch: on POSIX a lookup in the dict behind os.environ (~0.1 us against ~2 us through
+    the Mapping API, which re-encodes the key). Writes to os.environ (and pytest's
+    monkeypatch) update that dict, so a change is seen at once."""
+    if _ENV_DATA is None:
+        return os.environ.get(name)
+    v = _ENV_DATA.get(_env_key(name))
+    return None if v is None else os.fsdecode(v)
+
+
+@functools.lru_cache(maxsize=None)
+def _env_key(name: str) -> bytes:
+    return os.fsencode(name)
+
+
 def choose(device_type: str, strategy: str | None = None, target: str | None = None) -> tuple[str, str]:
     o = _override.get()
-    target = target or o.get("target") or os.environ.get("ZKTENSOR_TARGET") or (
+    target = target or o.get("target") or env("ZKTENSOR_TARGET") or (
         "triton" if device_type == "cuda" else "cpu")
     if device_type == "cuda" and target == "cpu":
         raise ValueError("the CPU target runs on CPU tensors; move the tensor with .to('cpu')")
     t = _tuned.get()
     tuned = t.get("strategy") if t.get("_target", target) == target else None
-    strategy = strategy or o.get("strategy") or os.environ.get("ZKTENSOR_STRATEGY") or tuned or (
+    strategy = strategy or o.get("strategy") or env("ZKTENSOR_STRATEGY") or tuned or (
         "int32" if target == "triton" else _cpu_default())
     if target == "triton" and strategy == "int64":
         strategy = "int32"
@@ -67,8 +87,20 @@ def choose(device_type: str, strategy: str | None = None, target: str | None = N
 
 
 def _cpu_default() -> str:
-    from .kernels.cpu_isa import cpu_options
-    return "fp64" if cpu_options("fp64")["lanes"] == 8 else "int64"
+    return "fp64" if _lazy("kernels.cpu_isa").cpu_options("fp64")["lanes"] == 8 else "int64"
+
+
+_modules: dict = {}
+
+
+def _lazy(name: str):
+    """zktensor.<name>, imported on first use (config is imported by what it names; an import
+    statement inside a function costs microseconds on every launch)."""
+    mod = _modules.get(name)
+    if mod is None:
+        import importlib
+        mod = _modules[name] = importlib.import_module(f"{__package__}.{name}")
+    return mod
 
 
 def get(key: str, default=None):
@@ -94,7 +126,7 @@ def tuning_enabled() -> bool:
     """False inside `zt.config(tuned=False)` or with ZKTENSOR_TUNE_CACHE=off."""
     if _override.get().get("tuned") is False:
         return False
-    return os.environ.get("ZKTENSOR_TUNE_CACHE", "").strip().lower() not in ("off", "0", "none", "false")
+    return (env("ZKTENSOR_TUNE_CACHE") or "").strip().lower() not in ("off", "0", "none", "false")
 
 
 @contextlib.contextmanager
@@ -120,8 +152,7 @@ def lookup(op: str, field: str, size: int, device, batch: int = 1) -> dict | Non
     if _override.get().get("tuned") is False:
         return None
     try:
-        from .tune.cache import default_cache
-        c = default_cache()
+        c = _lazy("tune.cache").default_cache()
         return None if c.path is None else c.lookup(op, field, size, device, batch=batch)
     except Exception as e:  # a broken cache must never break a computation
         import warnings

@@ -145,6 +145,7 @@ def test_thread_counts(monkeypatch, threads):
     inputs."""
     from zktensor.kernels import elementwise, msm_tree
     monkeypatch.setattr(elementwise, "SPLIT_FROM", 8)
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)
     monkeypatch.setattr(elementwise, "HOST_SPLIT", 1)      # digits and sort shared too
     monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)       # and the tree's gathers
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))

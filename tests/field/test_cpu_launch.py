@@ -21,6 +21,7 @@ P = zt.field("bn254.fr").p
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_launch_split_by_columns_and_rows(monkeypatch, threads):
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)       # split whatever the measured cost
     F = zt.field("bn254.fr")
     f = zt.jit(lambda a, b: a * b + a)
     n = elementwise.SPLIT_FROM + 4 * elementwise.SPLIT_ALIGN + 3      # a ragged tail
@@ -60,6 +61,7 @@ def test_launch_budget_caps_threads(monkeypatch):
     """Inside launch_budget(k) a launch uses at most k threads (the Groth16 graph gives each
     worker its share of the cores); the result is the same words."""
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "3")
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)
     F = zt.field("bn254.fr")
     f = zt.jit(lambda a, b: a * b - b)
     n = 3 * elementwise.SPLIT_FROM
@@ -83,3 +85,28 @@ def test_launch_budget_caps_threads(monkeypatch):
         assert f(a, a).to_ints() == want
     assert set(seen) == {2}
     assert elementwise.launch_threads() == 3  # the budget ends with its context
+
+
+def test_split_follows_measured_cost(monkeypatch):
+    """A launch is shared by threads only when its kernel's measured one-thread time for the
+    size reaches SPLIT_WORK; the words are the same either way."""
+    F = zt.field("bn254.fr")
+    f = zt.jit(lambda a, b: a * b + b * b)
+    n = 4 * elementwise.SPLIT_FROM
+    xs = [(i * 0x9E3779B97F4A7C15 + 5) % P for i in range(n)]
+    a = F.tensor(xs)
+    want = [(2 * x * x) % P for x in xs]
+    seen = []
+    real = elementwise._pool
+
+    def spy(k):
+        seen.append(k)
+        return real(k)
+    monkeypatch.setattr(elementwise, "_pool", spy)
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "1")
+    assert f(a, a).to_ints() == want                 # one thread: timed, the cost recorded
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "2")
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 1e9)
+    assert f(a, a).to_ints() == want and not seen    # cheaper than SPLIT_WORK: not split
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0.0)
+    assert f(a, a).to_ints() == want and set(seen) == {2}

@@ -11,7 +11,7 @@ import functools
 import os
 import platform
 
-from ..config import tuned_value, user
+from ..config import env, tuned_value, user
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,8 +44,7 @@ def cpu_options(strategy: str) -> dict:
     """{"lanes", "ifma"} for a kernel of `strategy`: the hardware, lowered by the environment,
     the tuning cache and zt.config (asked at every launch: the answer is memoised on
     those inputs)."""
-    env = os.environ
-    return dict(_options(strategy, env.get("ZKTENSOR_CPU_LANES"), env.get("ZKTENSOR_CPU_IFMA"),
+    return dict(_options(strategy, env("ZKTENSOR_CPU_LANES"), env("ZKTENSOR_CPU_IFMA"),
                          tuned_value("lanes"), tuned_value("ifma"), user("lanes"), user("ifma")))
 
 

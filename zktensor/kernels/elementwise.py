@@ -23,11 +23,13 @@ import json
 import math
 import os
 import threading
+import time
 from pathlib import Path
 
 import torch
 
 from . import cache
+from ..config import env
 from .cpu_isa import cpu_options
 from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce
@@ -39,9 +41,9 @@ _import_lock = threading.RLock()
 def num_threads() -> int:
     """Threads a CPU launch may use: ZKTENSOR_NUM_THREADS, else the CPUs this process may
     run on."""
-    env = os.environ.get("ZKTENSOR_NUM_THREADS")
-    if env:
-        return max(1, int(env))
+    n = env("ZKTENSOR_NUM_THREADS")
+    if n:
+        return max(1, int(n))
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover
@@ -148,8 +150,14 @@ class CompiledProgram:
         self.target = target
         self.limbs = limbs
         self.meta = json.loads((entry / "meta.json").read_text())
+        # the launch plan with hashable value names: (kernel, input keys, output keys)
+        self._calls = [(c["kernel"], [tuple(v) for v in c["inputs"]], [tuple(v) for v in c["outputs"]])
+                       for c in self.meta["calls"]]
+        self._outputs = [tuple(v) for v in self.meta["outputs"]]
         self._mods = {}
         self._lib = None
+        self._fns: dict = {}
+        self._cost: dict = {}        # entry point -> seconds per element on one thread, measured
 
     # -- artifacts -----------------------------------------------------------
     @property
@@ -162,6 +170,12 @@ class CompiledProgram:
         return self._mods[interpret]
 
     def _cpu_fn(self, name: str, entry: str = "run"):
+        key = (name, entry)
+        if key not in self._fns:
+            self._fns[key] = self._load_cpu_fn(name, entry)
+        return self._fns[key]
+
+    def _load_cpu_fn(self, name: str, entry: str):
         if self._lib is None:
             keep_freed_memory()
             self._lib = ctypes.CDLL(str(self.entry / "kernels.so"))
@@ -184,33 +198,34 @@ class CompiledProgram:
         if len(inputs) != plan["n_inputs"]:
             raise TypeError(f"program takes {plan['n_inputs']} inputs, got {len(inputs)}")
         device = inputs[0].device
+        where = inputs[0].get_device()          # an int: cheaper than comparing torch.device objects
+        shapes = set()
         for t in inputs:
-            if t.dtype != torch.int32 or t.shape[0] != self.limbs:
+            shape = t.shape
+            if t.dtype != torch.int32 or shape[0] != self.limbs:
                 raise ValueError(f"operand must be int32 limbs of shape ({self.limbs}, ...), got "
-                                 f"{tuple(t.shape)} {t.dtype}")
-            if t.device != device:
+                                 f"{tuple(shape)} {t.dtype}")
+            if t.get_device() != where:
                 raise ValueError(f"operands on different devices: {device} and {t.device}")
-        shapes = {t.shape[1:] for t in inputs}
-        batch = shapes.pop() if len(shapes) == 1 else torch.broadcast_shapes(*shapes)
+            shapes.add(shape[1:])
+        batch = tuple(shapes.pop() if len(shapes) == 1 else torch.broadcast_shapes(*shapes))
         values = {(i, None): t for i, t in enumerate(inputs)}
         given = {}
         if out is not None:
-            if len(out) != len(plan["outputs"]):
-                raise ValueError(f"out= needs {len(plan['outputs'])} tensors")
-            for v, t in zip(plan["outputs"], out):
+            if len(out) != len(self._outputs):
+                raise ValueError(f"out= needs {len(self._outputs)} tensors")
+            for v, t in zip(self._outputs, out):
                 if t is not None:
-                    if t.dtype != torch.int32 or tuple(t.shape) != (self.limbs,) + tuple(batch):
-                        raise ValueError(f"out tensor must be int32 of shape {(self.limbs,) + tuple(batch)}")
-                    given[tuple(v)] = t
-        for call in plan["calls"]:
-            ins = [values[tuple(v)] for v in call["inputs"]]
-            outs = [given.get(tuple(v)) if tuple(v) in given else
-                    torch.empty((self.limbs,) + tuple(batch), dtype=torch.int32, device=device)
-                    for v in call["outputs"]]
-            self.launch(call["kernel"], outs, ins, tuple(batch))
-            for v, t in zip(call["outputs"], outs):
-                values[tuple(v)] = t
-        return [values[tuple(v)] for v in plan["outputs"]]
+                    if t.dtype != torch.int32 or tuple(t.shape) != (self.limbs,) + batch:
+                        raise ValueError(f"out tensor must be int32 of shape {(self.limbs,) + batch}")
+                    given[v] = t
+        shape = (self.limbs,) + batch
+        for kernel, ins, outs in self._calls:
+            ts = [given[v] if v in given else torch.empty(shape, dtype=torch.int32, device=device)
+                  for v in outs]
+            self.launch(kernel, ts, [values[v] for v in ins], batch)
+            values.update(zip(outs, ts))
+        return [values[v] for v in self._outputs]
 
     def launch(self, name: str, outs, ins, batch: tuple[int, ...]):
         ops = [_operand_2d(t, batch) for t in list(outs) + list(ins)]
@@ -243,21 +258,35 @@ class CompiledProgram:
         fn = self._cpu_fn(name)
         vfn = self._cpu_fn(name, "vrun") if n_inner >= 16 else None
         if vfn is not None:
-            # the vector loop needs unit column strides: materialise broadcasts
-            fixed = []
-            for t, ls, os_, is_ in ops:
-                if is_ == 0 and n_inner > 1:
-                    rows = n_outer if os_ else 1
-                    t = t.as_strided((t.shape[0], rows, n_inner), (ls, os_, 0)).contiguous()
-                    ls, os_, is_ = t.stride(0), (t.stride(1) if rows > 1 else 0), 1
-                fixed.append((t, ls, os_, is_))
-            if all(is_ == 1 for _, _, _, is_ in fixed):
-                ops, fn = fixed, vfn
-        ptrs = [(t.data_ptr(), ls, os_, is_) for t, ls, os_, is_ in ops]
-        threads = launch_threads()
-        if threads == 1 or n_outer * n_inner < SPLIT_FROM:
-            fn(*_flat(ptrs), 0, n_outer, n_inner)
+            if all(op[3] == 1 for op in ops):
+                fn = vfn
+            else:
+                # the vector loop needs unit column strides: materialise broadcasts
+                fixed = []
+                for t, ls, os_, is_ in ops:
+                    if is_ == 0 and n_inner > 1:
+                        rows = n_outer if os_ else 1
+                        t = t.as_strided((t.shape[0], rows, n_inner), (ls, os_, 0)).contiguous()
+                        ls, os_, is_ = t.stride(0), (t.stride(1) if rows > 1 else 0), 1
+                    fixed.append((t, ls, os_, is_))
+                if all(is_ == 1 for _, _, _, is_ in fixed):
+                    ops, fn = fixed, vfn
+        n = n_outer * n_inner
+        cost = self._cost.get(id(fn))        # ctypes functions do not hash; ours live in _fns
+        # a kernel's first launch this large runs on one thread, to be timed
+        if n < SPLIT_FROM or (SPLIT_WORK > 0 and (cost is None or n * cost < SPLIT_WORK)) or \
+                (threads := launch_threads()) == 1:
+            args = [x for t, ls, os_, is_ in ops for x in (t.data_ptr(), ls, os_, is_)]
+            if n < COST_FROM:
+                fn(*args, 0, n_outer, n_inner)
+                return
+            t0 = time.perf_counter()
+            fn(*args, 0, n_outer, n_inner)
+            per = (time.perf_counter() - t0) / n
+            if cost is None or per < cost:          # the least seen: the host's noise only adds
+                self._cost[id(fn)] = per
             return
+        ptrs = [(t.data_ptr(), ls, os_, is_) for t, ls, os_, is_ in ops]
         if n_outer >= threads:                       # whole rows to each thread
             step = -(-n_outer // threads)
             parts = [(_flat(ptrs), lo, min(lo + step, n_outer), n_inner) for lo in range(0, n_outer, step)]
@@ -272,9 +301,15 @@ class CompiledProgram:
             f.result()
 
 
-SPLIT_FROM = 1024     # elements from which a launch is shared by threads (a point-kernel
+SPLIT_FROM = 1024     # elements from which a launch may be shared by threads (a point-kernel
                       # element costs ~0.3 us: 1280 lanes of the MSM's lane step ran 370 us on
                       # one thread); below, a thread hand-off costs more than it saves
+SPLIT_WORK = 300e-6   # and only when its one-thread time, from the kernel's measured cost per
+                      # element, is at least this: waking a pool thread took ~100 us on the
+                      # 2-core VM, and batch-inversion kernels (~3 products an element) lost
+                      # 1 ms of a 4096-value inversion to splits at 1024 elements
+COST_FROM = 512       # elements from which a one-thread launch is timed for that cost (below,
+                      # the call's fixed ~10 us would dominate the measure)
 SPLIT_ALIGN = 8       # column shares are whole vectors (8 lanes)
 
 
