@@ -4,18 +4,42 @@
     F = zt.field("bn254.fr")
     a, b = F.random(1024), F.random(1024)
     c = a * b - a.square()
+
+The names below load on first use: importing zktensor (and running ``zktensor
+verify``, which needs no tensors) does not import PyTorch, ~2.5 s of a process's
+start on the 2-core CI machine.
 """
+import importlib
+
 from .config import config
 from .jit import jit
-from .ops.elementwise import batch_inverse
-from .ops.ntt import NTTConfig, intt, ntt
-from .tensor import FieldSpace, FieldTensor, cat, field, stack
-from . import groth16  # noqa: E402  (lazy: zt.groth16.Prover, zt.groth16.verify)
-from .points import GroupSpace, PointTensor, group
-from .ops.msm import MSMBases, MSMConfig, msm, msm_prepare
+from . import groth16  # noqa: E402  (lazy itself: zt.groth16.Prover, zt.groth16.verify)
+
+# name -> the module that defines it
+_LAZY = {
+    "batch_inverse": ".ops.elementwise",
+    "ntt": ".ops.ntt", "intt": ".ops.ntt", "NTTConfig": ".ops.ntt",
+    "field": ".tensor", "FieldSpace": ".tensor", "FieldTensor": ".tensor", "cat": ".tensor",
+    "stack": ".tensor",
+    "group": ".points", "GroupSpace": ".points", "PointTensor": ".points",
+    "msm": ".ops.msm", "msm_prepare": ".ops.msm", "MSMConfig": ".ops.msm", "MSMBases": ".ops.msm",
+}
 
 __version__ = "0.1.0"
 
 __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", "stack", "config",
            "ntt", "intt", "NTTConfig",
            "group", "GroupSpace", "PointTensor", "msm", "msm_prepare", "MSMConfig", "MSMBases"]
+
+
+def __getattr__(name):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

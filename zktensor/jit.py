@@ -15,9 +15,8 @@ from __future__ import annotations
 import functools
 
 from .config import choose
-from .ir.program import trace
-from .kernels.elementwise import get_program
-from .tensor import FieldTensor
+
+# the compiler and torch load on first use (see zktensor/__init__.py)
 
 
 class JitFunction:
@@ -30,14 +29,17 @@ class JitFunction:
     def program(self, F, n_inputs: int):
         key = (F.name, n_inputs)
         if key not in self._traces:
+            from .ir.program import trace
             self._traces[key] = trace(self.fn, F.params, n_inputs)
         return self._traces[key]
 
     def compiled(self, F, n_inputs: int, device_type: str = "cpu"):
+        from .kernels.elementwise import get_program
         strategy, target = choose(device_type, self.strategy, self.target)
         return get_program(self.program(F, n_inputs), strategy, target)
 
     def __call__(self, *args):
+        from .tensor import FieldTensor
         if not args or not all(isinstance(a, FieldTensor) for a in args):
             raise TypeError(f"{self.fn.__name__}: a jit function takes FieldTensors (use ints inside the body)")
         F = args[0].F
@@ -50,6 +52,7 @@ class JitFunction:
 
     def source(self, F, n_inputs: int, strategy="int32") -> str:
         """The generated Triton source for this function."""
+        from .kernels.elementwise import get_program
         return get_program(self.program(F, n_inputs), strategy, "triton").source
 
 

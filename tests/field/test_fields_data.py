@@ -52,3 +52,17 @@ def test_generator_has_full_order(name):
 def test_unknown_field():
     with pytest.raises(ValueError, match="unknown field"):
         field("secp256k1.fq")
+
+
+def test_primality_check_against_sympy():
+    """The modulus check (our Miller-Rabin) agrees with sympy.isprime: every number below
+    5000, Carmichael numbers and strong pseudoprimes to small bases, products of two large
+    primes, and every modulus here with its neighbours."""
+    from zktensor.algebra.fields import is_probable_prime
+    cases = list(range(5000))
+    cases += [561, 1105, 1729, 2465, 2821, 6601, 8911, 41041, 825265, 321197185]      # Carmichael
+    cases += [2047, 1373653, 25326001, 3215031751, 2152302898747, 3474749660383,       # strong pseudoprimes
+              341550071728321, 3825123056546413051, 318665857834031151167461]
+    big = [field(n).p for n in FIELD_NAMES]
+    cases += [q + d for q in big for d in (-2, 0, 2)] + [big[0] * big[1], (2**127 - 1) * (2**89 - 1)]
+    assert [is_probable_prime(n) for n in cases] == [sympy.isprime(n) for n in cases]

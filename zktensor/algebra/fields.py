@@ -3,7 +3,8 @@
 One record per field holds what cannot be derived: its name and modulus.
 Everything else (limb counts, Montgomery constants, two-adicity, roots of
 unity, a multiplicative generator) is computed here from the modulus with
-Python integers and sympy, and checked when the record is built.
+Python integers (and sympy's factorisation of p - 1, on first use), and checked
+when the record is built.
 
 Montgomery form: every strategy and target uses R = 2^(32·L32), where L32 is
 the number of 32-bit storage words. The 64-bit CPU strategy uses L32/2 words
@@ -14,8 +15,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field as dc_field
-
-import sympy
 
 # The only numbers pasted: the moduli, with where they come from.
 _MODULI = {
@@ -31,6 +30,36 @@ _MODULI = {
 }
 
 FP64_LIMB_BITS = 52
+
+
+# Miller-Rabin bases: no composite below 3.3e24 passes all of them, and a large composite
+# that was not built against this fixed set passes each with probability < 1/4
+_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53)
+
+
+def is_probable_prime(n: int) -> bool:
+    """Miller-Rabin with the fixed bases above: the check that a field record's modulus is
+    prime. (sympy.isprime is its oracle in the tests; importing sympy here cost every
+    process, the CLI's included, half a second.)"""
+    if n < 2:
+        return False
+    for q in _MR_BASES:
+        if n % q == 0:
+            return n == q
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for a in _MR_BASES:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
 
 
 def _limbs(value: int, bits: int, count: int) -> tuple[int, ...]:
@@ -56,7 +85,7 @@ class Field:
 
     def __post_init__(self):
         p = self.p
-        if not sympy.isprime(p):
+        if not is_probable_prime(p):
             raise ValueError(f"{self.name}: modulus is not prime")
         bits = p.bit_length()
         limbs32 = -(-bits // 32)
@@ -112,6 +141,7 @@ class Field:
     @functools.cached_property
     def factors_of_p_minus_1(self) -> dict[int, int]:
         """Prime factorisation of p-1 by sympy (slow for some fields: computed on first use)."""
+        import sympy
         return sympy.factorint(self.p - 1)
 
     @functools.cached_property

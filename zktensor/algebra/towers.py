@@ -20,8 +20,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from sympy.ntheory import sqrt_mod
-
 from .fields import field
 
 Fq2Elem = tuple[int, int]
@@ -44,7 +42,11 @@ def fq_sqrt(a: int, p: int) -> int | None:
         return 0
     if pow(a, (p - 1) // 2, p) != 1:
         return None
-    s = pow(a, (p + 1) // 4, p) if p % 4 == 3 else sqrt_mod(a, p)
+    if p % 4 == 3:
+        s = pow(a, (p + 1) // 4, p)
+    else:
+        from sympy.ntheory import sqrt_mod      # imported only here: sympy costs 0.5 s to load
+        s = sqrt_mod(a, p)
     assert s * s % p == a
     return s
 
