@@ -66,7 +66,7 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("public", help="where to write public.json")
     p.add_argument("--r1cs", help="the circuit's .r1cs: check the witness against every constraint "
                                   "and name the first failing one (without it, the proof is verified "
-                                  "before it is written: pairings in Python, a second or more)")
+                                  "before it is written: pairings on Python ints, ~50 ms)")
     p.add_argument("--verify", action="store_true",
                    help="also verify the proof before writing it when --r1cs is given")
     p.add_argument("--no-check", action="store_true",
