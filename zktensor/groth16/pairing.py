@@ -1,9 +1,9 @@
 """Pairings through py_ecc, and snarkjs's layout of a pairing value.
 
-The verifier no longer uses these: it checks with ``zktensor.algebra.pairing``
-(its own tower, ~30 times faster than py_ecc's flat Fq12). What remains here is
-for ``vk_alphabeta_12`` in verification_key.json (``vk.py``) and for tests, as
-an independent oracle.
+Neither the verifier nor ``vk.py`` pairs through these: both use
+``zktensor.algebra.pairing`` (its own tower, ~30 times faster than py_ecc's flat
+Fq12). What remains here is snarkjs's exponent (``snarkjs_gt_exponent``, which
+``vk.py`` applies) and the py_ecc path that the tests use as an independent oracle.
 
 py_ecc's optimized modules compute the Miller loop and the final exponentiation
 separately, so a product of pairings costs one final exponentiation:
