@@ -148,6 +148,8 @@ def test_thread_counts(monkeypatch, threads):
     monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)
     monkeypatch.setattr(elementwise, "HOST_SPLIT", 1)      # digits and sort shared too
     monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)       # and the tree's gathers
+    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0)   # first levels gathered point-major,
+    monkeypatch.setattr(msm_tree, "CHUNK", 5)              # in chunks that do not divide the sizes
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     name = "bn254.g1"
     g, G, bases, ks = _edge_case(name, 20)

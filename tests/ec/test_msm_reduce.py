@@ -5,6 +5,7 @@ for both the halving and the suffix-sum reduction, and on G1 and G2."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 import pytest
 
 from ec_support import O, oracle_points
@@ -64,3 +65,26 @@ def test_reduce_suffix_agrees(kind):
     xy, inf = G.tensor([p for col in order for p in col]).affine()
     T = msm_reduce.reduce_buckets(G, msm_tree.from_points_xy(xy), inf.clone(), rows, K, Lc)
     assert PointTensor(G, T).to_affine() == [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_take_cols_point_major(monkeypatch, threads):
+    """The point-major gather (chunks transposed into place, shared by threads) gives the
+    words of the row-by-row one, for repeated, unsorted and out-of-order indices and into a
+    strided destination view."""
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
+    monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)
+    monkeypatch.setattr(msm_tree, "CHUNK", 7)
+    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0)
+    g = torch.Generator().manual_seed(5)
+    t = torch.randint(-2**31, 2**31 - 1, (16, 301), dtype=torch.int32, generator=g)
+    idx = np.concatenate([np.arange(300, -1, -3), np.full(9, 17), np.arange(0, 301, 2)]).astype(np.int64)
+    rows = msm_tree.point_major(t)
+    assert rows is not None and torch.equal(rows, t.T)
+    want = t[:, torch.from_numpy(idx)]
+    assert torch.equal(msm_tree.take_cols(t, idx, rows=rows), want)
+    wide = torch.zeros((16, len(idx) + 10), dtype=torch.int32)
+    msm_tree.take_cols(t, idx, out=wide[:, 4:4 + len(idx)], rows=rows)
+    assert torch.equal(wide[:, 4:4 + len(idx)], want) and not wide[:, :4].any() and not wide[:, 4 + len(idx):].any()
+    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 1 << 40)
+    assert msm_tree.point_major(t) is None
