@@ -31,6 +31,7 @@ import torch
 from .algebra.curves import group as group_record, _check_shape
 from .ir import ec as E
 from .kernels import msm_ec, msm_triton
+from .kernels.elementwise import broadcast_shapes
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
 
 # -- the traced formulas (each compiled once per group) -------------------------------
@@ -429,7 +430,7 @@ class PointTensor:
 
 
 def _broadcast(A: PointTensor, B: PointTensor):
-    batch = tuple(torch.broadcast_shapes(A.shape, B.shape))
+    batch = broadcast_shapes(A.shape, B.shape)
     a = _align(A.data, batch).reshape(A.G.L, A.G.K, -1)
     b = _align(B.data, batch).reshape(B.G.L, B.G.K, -1)
     return a, b, batch
@@ -564,7 +565,7 @@ def scalar_mul(P: PointTensor, k) -> PointTensor:
         neg = torch.tensor([int(v) < 0 for v in flat], dtype=torch.bool)
     else:
         raise TypeError(f"cannot multiply points by {type(k).__name__}")
-    batch = tuple(torch.broadcast_shapes(tuple(P.shape), kshape))
+    batch = broadcast_shapes(tuple(P.shape), kshape)
     base = _align(P.data, batch).reshape(G.L, G.K, -1).contiguous()
     m = base.shape[2]
     nk = bits.shape[0]

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from .algebra import Field, field as field_record
+from .kernels.elementwise import broadcast_shapes
 
 
 class FieldSpace:
@@ -227,7 +228,7 @@ class FieldTensor:
 
     def __eq__(self, other):
         other = self._coerce(other)
-        batch = torch.broadcast_shapes(self.shape, other.shape)
+        batch = broadcast_shapes(self.shape, other.shape)
         return torch.all(align(self.data, batch) == align(other.data, batch), dim=0)
 
     def __ne__(self, other):

@@ -110,3 +110,16 @@ def test_split_follows_measured_cost(monkeypatch):
     assert f(a, a).to_ints() == want and not seen    # cheaper than SPLIT_WORK: not split
     monkeypatch.setattr(elementwise, "SPLIT_WORK", 0.0)
     assert f(a, a).to_ints() == want and set(seen) == {2}
+
+
+def test_broadcast_shapes_against_numpy():
+    """Our broadcast rule (torch's would import sympy through torch._refs) is NumPy's, and a
+    mismatch is a ValueError naming the shapes."""
+    import numpy as np
+    cases = [((2, 3), (3,)), ((1,), (4, 1)), ((), (5,)), ((2, 1, 3), (4, 1)), ((0,), (1,)), ((), ()),
+             ((3, 1), (1, 1), (1, 4)), ((7,),)]
+    for shapes in cases:
+        assert elementwise.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
+    for bad in [((2,), (3,)), ((2, 3), (3, 2))]:
+        with pytest.raises(ValueError, match="do not broadcast"):
+            elementwise.broadcast_shapes(*bad)
