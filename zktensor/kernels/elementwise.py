@@ -122,8 +122,9 @@ def load_triton_module(path: str, interpret: bool):
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
-    """The broadcast of batch shapes (NumPy's rule). torch.broadcast_shapes imports
-    torch._refs, which imports sympy: 0.8 s of a cold `zktensor prove`."""
+    """The broadcast of batch shapes (NumPy's rule; a mismatch raises RuntimeError, as torch's
+    does). torch.broadcast_shapes imports torch._refs, which imports sympy: 0.8 s of a cold
+    `zktensor prove`."""
     out: list[int] = []
     for shape in shapes:
         shape = tuple(shape)
@@ -131,7 +132,7 @@ def broadcast_shapes(*shapes) -> tuple[int, ...]:
             out = [1] * (len(shape) - len(out)) + out
         for i, n in enumerate(shape, len(out) - len(shape)):
             if n != out[i] and n != 1 and out[i] != 1:
-                raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+                raise RuntimeError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
             if out[i] == 1:
                 out[i] = n
     return tuple(out)
