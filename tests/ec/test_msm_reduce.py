@@ -88,3 +88,39 @@ def test_take_cols_point_major(monkeypatch, threads):
     assert torch.equal(wide[:, 4:4 + len(idx)], want) and not wide[:, :4].any() and not wide[:, 4 + len(idx):].any()
     monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 1 << 40)
     assert msm_tree.point_major(t) is None
+
+
+@pytest.mark.parametrize("kind", ["random", "exceptional"])
+def test_segment_sums_every_length(kind):
+    """The bucket tree (`msm_tree.segment_sums`) on segments of every length 0..40 and a few
+    long ones, so that odd elements are passed on once, twice and at the last pair of a
+    level, with repeated table columns (a base in several windows), written to permuted
+    destinations: each sum against the Python-int oracle. "exceptional" adds identity rows,
+    equal and opposite points in one segment, and a segment of one point repeated."""
+    name = "bn254.g1"
+    G = zt.group(name)
+    g = group_record(name)
+    pts = list(oracle_points(name, 12))
+    if kind == "exceptional":
+        pts[3] = None
+        pts[4] = pts[5]
+        pts[6] = O.neg(g, pts[7])
+    xy, inf = G.tensor(pts).affine()
+    table, tinf = msm_tree.from_points_xy(xy), inf.clone()
+    rng = np.random.default_rng(7)
+    lens = list(range(41)) + [63, 64, 65, 100, 127]
+    idx = [int(rng.integers(len(pts))) for _ in range(sum(lens))]
+    if kind == "exceptional":
+        start = sum(lens[:9])
+        idx[start:start + 8] = [4] * 8                      # eight equal points: doublings
+        start = sum(lens[:6])
+        idx[start:start + 6] = [6, 7, 6, 7, 3, 3]           # opposite pairs and identities
+    dest = rng.permutation(len(lens) + 3)[:len(lens)]
+    out, oinf = msm_tree.segment_sums(G, table, tinf, np.array(idx), np.array(lens), dest=dest,
+                                      out_cols=len(lens) + 3)
+    got = msm_tree.to_points(G, out, oinf).to_affine()
+    pos = 0
+    for s, n in enumerate(lens):
+        want = O.msm(g, [pts[i] for i in idx[pos:pos + n]], [1] * n) if n else None
+        assert got[dest[s]] == want, (s, n)
+        pos += n

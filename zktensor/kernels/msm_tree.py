@@ -339,11 +339,15 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
     any_inf = bool(tinf.any())
     B = block
     clock = _Clock(stats)
+    # From the second level on a segment's elements need no index array: rank r of segment s
+    # is column cb_s + r of the level's table (the sums of its pairs, in order), except that
+    # its last rank is column passcol_s when has_pass_s (its odd element, passed on).
+    cb = passcol = has_pass = None
     while True:
         starts = np.cumsum(lens) - lens
         one = lens == 1
         if one.any():
-            src = cur_idx[starts[one]]
+            src = cur_idx[starts[one]] if cur_idx is not None else cb[one]    # a pair's sum: rank 0
             dst = seg[one]
             move_cols(out, dst, cur_table, src)
             if any_inf:
@@ -355,31 +359,37 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         if not live.any():
             break
         lens, starts, seg = lens[live], starts[live], seg[live]
+        if cur_idx is None:
+            cb, passcol, has_pass = cb[live], passcol[live], has_pass[live]
         npairs = lens >> 1
         odd = lens & 1
+        oddb = odd.astype(bool)
         P = int(npairs.sum())
         Pp = -(-P // (B * ALIGN)) * B * ALIGN if P > B * ALIGN else -(-P // B) * B
-        # pair p = (segment s, rank k), p = pstart_s + k: its left operand sits at
-        # starts_s + 2k = 2p + (starts_s - 2·pstart_s); in the next level (live segments only)
-        # s starts at pstart_s + ob_s, ob_s the odd segments before s, so its sum goes to
-        # p + ob_s, and its odd element, passed on, is table column Pp + ob_s
+        # pair p = (segment s, rank k), p = pstart_s + k, adds ranks 2k and 2k + 1; its sum is
+        # column p of the next table, and the odd element of s, passed on, column Pp + ob_s
+        # (ob_s: the odd segments before s)
         pstart = np.cumsum(npairs) - npairs
         ob = np.cumsum(odd) - odd
-        lpos = np.arange(0, 2 * P, 2, dtype=np.int64)
-        lpos += np.repeat(starts - 2 * pstart, npairs)
         li = np.empty(Pp, dtype=np.int64)
         ri = np.empty(Pp, dtype=np.int64)
-        np.take(cur_idx, lpos, out=li[:P])
-        lpos += 1
-        np.take(cur_idx, lpos, out=ri[:P])
+        if cur_idx is not None:          # the first level: ranks are the entries' table columns
+            lpos = np.arange(0, 2 * P, 2, dtype=np.int64)
+            lpos += np.repeat(starts - 2 * pstart, npairs)      # = starts_s + 2k
+            np.take(cur_idx, lpos, out=li[:P])
+            lpos += 1
+            np.take(cur_idx, lpos, out=ri[:P])
+            pass_src = cur_idx[(starts + lens - 1)[oddb]]
+        else:
+            li[:P] = np.arange(0, 2 * P, 2, dtype=np.int64)
+            li[:P] += np.repeat(cb - 2 * pstart, npairs)        # = cb_s + 2k
+            np.add(li[:P], 1, out=ri[:P])
+            last_right = has_pass & ~oddb                       # the passed element is the right
+            ri[(pstart + npairs - 1)[last_right]] = passcol[last_right]     # operand of the last pair
+            pass_src = np.where(has_pass[oddb], passcol[oddb], (cb + lens - 1)[oddb])
         li[P:], ri[P:] = li[0], ri[0]              # padding pairs (copies of pair 0): discarded
-        oddb = odd.astype(bool)
-        pass_src = cur_idx[(starts + lens - 1)[oddb]]
         npass = len(pass_src)
         new_lens = npairs + odd
-        new_idx = np.arange(P + npass, dtype=np.int64)
-        new_idx -= np.repeat(ob, new_lens)
-        new_idx[(np.cumsum(new_lens) - 1)[oddb]] = Pp + ob[oddb]
         clock.tick("tree_index")
         rows = table_rows if cur_table is table else None
         XL = take_cols(cur_table, li, rows=rows)
@@ -404,7 +414,8 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         clock.tick("tree_fix")
         if stats is not None:
             stats.setdefault("levels", []).append(P)
-        cur_table, cur_inf, cur_idx, lens = new_table, new_inf, new_idx, new_lens
+        cur_table, cur_inf, lens = new_table, new_inf, new_lens
+        cur_idx, cb, passcol, has_pass = None, pstart, Pp + ob, oddb
     return out, out_inf
 
 
