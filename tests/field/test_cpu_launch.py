@@ -57,7 +57,20 @@ def test_host_memory_setting():
     assert _keep_result({**env, "ZKTENSOR_MALLOC": "system"}) == ["False", "False"]
 
 
-def test_launch_budget_caps_threads(monkeypatch):
+@pytest.fixture
+def pool_sizes(monkeypatch):
+    """The thread counts of the pools that CPU launches ask for, in order."""
+    seen = []
+    real = elementwise._pool
+
+    def spy(k):
+        seen.append(k)
+        return real(k)
+    monkeypatch.setattr(elementwise, "_pool", spy)
+    return seen
+
+
+def test_launch_budget_caps_threads(monkeypatch, pool_sizes):
     """Inside launch_budget(k) a launch uses at most k threads (the Groth16 graph gives each
     worker its share of the cores); the result is the same words."""
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "3")
@@ -68,13 +81,7 @@ def test_launch_budget_caps_threads(monkeypatch):
     xs = [(i * 0x9E3779B97F4A7C15 + 1) % P for i in range(n)]
     a = F.tensor(xs)
     want = [(x * x - x) % P for x in xs]
-    seen = []
-    real = elementwise._pool
-
-    def spy(k):
-        seen.append(k)
-        return real(k)
-    monkeypatch.setattr(elementwise, "_pool", spy)
+    seen = pool_sizes
     assert f(a, a).to_ints() == want and seen and set(seen) == {3}
     seen.clear()
     with elementwise.launch_budget(1):
@@ -87,7 +94,7 @@ def test_launch_budget_caps_threads(monkeypatch):
     assert elementwise.launch_threads() == 3  # the budget ends with its context
 
 
-def test_split_follows_measured_cost(monkeypatch):
+def test_split_follows_measured_cost(monkeypatch, pool_sizes):
     """A launch is shared by threads only when its kernel's measured one-thread time for the
     size reaches SPLIT_WORK; the words are the same either way."""
     F = zt.field("bn254.fr")
@@ -96,13 +103,7 @@ def test_split_follows_measured_cost(monkeypatch):
     xs = [(i * 0x9E3779B97F4A7C15 + 5) % P for i in range(n)]
     a = F.tensor(xs)
     want = [(2 * x * x) % P for x in xs]
-    seen = []
-    real = elementwise._pool
-
-    def spy(k):
-        seen.append(k)
-        return real(k)
-    monkeypatch.setattr(elementwise, "_pool", spy)
+    seen = pool_sizes
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "1")
     assert f(a, a).to_ints() == want                 # one thread: timed, the cost recorded
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "2")
