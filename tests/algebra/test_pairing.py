@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from zktensor.algebra import pairing as pr
-from zktensor.algebra.curves import _FAMILIES, group
+from zktensor.algebra.curves import _FAMILIES, _add, _mul, group, lincomb
 from zktensor.groth16.formats.json_io import proof_from_json, public_from_json, read_json, vk_from_json
 from zktensor.groth16.pairing import (g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc,
                                       gt_from_snarkjs, pairing_product, pyecc, snarkjs_gt_exponent)
-from zktensor.groth16.verifier import _g1_lincomb, verify
+from zktensor.groth16.verifier import verify
 
 ROOT = Path(__file__).resolve().parents[2]
 CURVES = ["bn254", "bls12_381"]
@@ -230,13 +230,24 @@ def test_verifier_vk_x_matches_pyecc(cv):
     expected = cv.g1(1, g1_from_pyecc(cv.name, cv.m.add(cv.m.add(
         g1_to_pyecc(cv.name, R), cv.m.multiply(g1_to_pyecc(cv.name, P), s)),
         cv.m.multiply(g1_to_pyecc(cv.name, cv.G1), t))))
-    q = cv.p
-    assert _g1_lincomb(q, R, [(s, P), (t, cv.G1)]) == expected
-    assert _g1_lincomb(q, R, []) == R
-    assert _g1_lincomb(q, None, [(0, P), (5, None)]) is None
-    assert _g1_lincomb(q, cv.neg1(P), [(1, P)]) is None          # P + (-P)
-    assert _g1_lincomb(q, P, [(1, P)]) == cv.g1(2, P)            # the addition meets a doubling
-    assert _g1_lincomb(q, None, [(cv.r - 1, P), (1, P)]) is None
+    G = group(f"{cv.name}.g1")
+    assert lincomb(G, R, [(s, P), (t, cv.G1)]) == expected
+    assert lincomb(G, R, []) == R
+    assert lincomb(G, None, [(0, P), (5, None)]) is None
+    assert lincomb(G, cv.neg1(P), [(1, P)]) is None          # P + (-P)
+    assert lincomb(G, P, [(1, P)]) == cv.g1(2, P)            # the addition meets a doubling
+    assert lincomb(G, None, [(cv.r - 1, P), (1, P)]) is None
+    with pytest.raises(ValueError, match="over Fq"):
+        lincomb(group(f"{cv.name}.g2"), None, [])
+
+
+def test_lincomb_on_a_curve_with_a():
+    """MNT4-753's G1 has a != 0 (the doubling's a·Z^4 term): against the affine reference."""
+    G = group("mnt4753.g1")
+    P = _mul(G, G.generator, 5)
+    s, t = RNG.randrange(G.r), RNG.randrange(G.r)
+    want = _add(G, _add(G, _mul(G, P, s), _mul(G, G.generator, t)), G.generator)
+    assert G.a != 0 and lincomb(G, G.generator, [(s, P), (t, G.generator)]) == want
 
 
 def test_verifier_imports_neither_torch_nor_pyecc():

@@ -252,6 +252,61 @@ def _mul(G: Group, P, k: int):
     return result
 
 
+def lincomb(G: Group, base, terms):
+    """base + sum s·P over (s, P) in terms, for points over Fq (affine Python ints in and out,
+    None the identity): the doublings are shared by all terms (Straus) and the additions
+    are mixed, in Jacobian coordinates (x = X/Z^2, y = Y/Z^3), so there is one inversion in
+    all. The verifier's vk_x; the affine reference `_mul` inverts at every step."""
+    if G.degree != 1:
+        raise ValueError(f"{G.name}: lincomb takes points over Fq")
+    q, a = G.p, G.a
+    terms = [(s, P) for s, P in terms if s and P is not None]
+    acc = None
+    for bit in reversed(range(max((s.bit_length() for s, _ in terms), default=0))):
+        acc = _jac_double(q, a, acc)
+        for s, P in terms:
+            if s >> bit & 1:
+                acc = _jac_add_affine(q, a, acc, P)
+    acc = _jac_add_affine(q, a, acc, base)
+    if acc is None:
+        return None
+    X, Y, Z = acc
+    zi = pow(Z, -1, q)
+    zi2 = zi * zi % q
+    return (X * zi2 % q, Y * zi2 * zi % q)
+
+
+def _jac_double(q: int, a: int, A):
+    if A is None:
+        return None
+    X, Y, Z = A
+    if Y % q == 0:
+        return None
+    YY = Y * Y % q
+    S = 4 * X * YY % q
+    M = (3 * X * X + (a * pow(Z, 4, q) if a else 0)) % q
+    X3 = (M * M - 2 * S) % q
+    return (X3, (M * (S - X3) - 8 * YY * YY) % q, 2 * Y * Z % q)
+
+
+def _jac_add_affine(q: int, a: int, A, P):
+    if P is None:
+        return A
+    if A is None:
+        return (P[0], P[1], 1)
+    X, Y, Z = A
+    ZZ = Z * Z % q
+    H = (P[0] * ZZ - X) % q           # x_P·Z^2 - X
+    R = (P[1] * ZZ * Z - Y) % q       # y_P·Z^3 - Y
+    if H == 0:
+        return _jac_double(q, a, A) if R == 0 else None
+    HH = H * H % q
+    HHH = H * HH % q
+    V = X * HH % q
+    X3 = (R * R - HHH - 2 * V) % q
+    return (X3, (R * (V - X3) - Y * HHH) % q, Z * H % q)
+
+
 def _trial_points(G: Group, count: int):
     """The first ``count`` points of the curve with x = 1, 2, ... (x = i + u over Fq2)."""
     F = G.F

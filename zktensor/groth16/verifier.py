@@ -1,7 +1,7 @@
 """Groth16 verification: e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta).
 
-vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (one shared
-double-and-add in Jacobian coordinates, Python ints). The check runs as
+vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (``curves.lincomb``: one
+shared double-and-add in Jacobian coordinates, Python ints). The check runs as
 e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: four Miller loops sharing
 their squarings and a single final exponentiation, with the pure-Python tower
 pairing of ``zktensor.algebra.pairing`` (~30 ms; py_ecc's took ~1 s). Neither
@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import os
 
-from zktensor.algebra.curves import group, in_subgroup, is_on_curve
+from zktensor.algebra.curves import group, in_subgroup, is_on_curve, lincomb
 from zktensor.algebra.pairing import pairing_check
 
 from .formats.errors import FormatError
@@ -111,62 +111,8 @@ def verify(vk, public_signals, proof) -> bool:
             and _in_group(curve, "g1", proof.pi_c)):
         return False
 
-    q = group(f"{curve}.g1").p
-    vk_x = _g1_lincomb(q, vk.IC[0], zip(pub, vk.IC[1:]))
-    neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % q)
+    G1 = group(f"{curve}.g1")
+    vk_x = lincomb(G1, vk.IC[0], zip(pub, vk.IC[1:]))
+    neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % G1.p)
     return pairing_check(curve, [(neg_a, proof.pi_b), (vk.alpha_1, vk.beta_2),
                                  (vk_x, vk.gamma_2), (proof.pi_c, vk.delta_2)])
-
-
-# -- G1 arithmetic for vk_x: y^2 = x^3 + b (a = 0 on both curves), Jacobian (X, Y, Z) --------
-# with x = X/Z^2, y = Y/Z^3; None is the identity.
-
-
-def _g1_lincomb(q: int, base, terms):
-    """base + sum s·P over (s, P) in terms (affine in and out): the doublings are shared
-    by all terms (Straus), the additions are mixed (affine P)."""
-    terms = [(s, P) for s, P in terms if s and P is not None]
-    acc = None
-    for bit in reversed(range(max((s.bit_length() for s, _ in terms), default=0))):
-        acc = _jac_double(q, acc)
-        for s, P in terms:
-            if s >> bit & 1:
-                acc = _jac_add_affine(q, acc, P)
-    acc = _jac_add_affine(q, acc, base)
-    if acc is None:
-        return None
-    X, Y, Z = acc
-    zi = pow(Z, -1, q)
-    zi2 = zi * zi % q
-    return (X * zi2 % q, Y * zi2 * zi % q)
-
-
-def _jac_double(q: int, A):
-    if A is None:
-        return None
-    X, Y, Z = A
-    if Y % q == 0:
-        return None
-    YY = Y * Y % q
-    S = 4 * X * YY % q
-    M = 3 * X * X % q
-    X3 = (M * M - 2 * S) % q
-    return (X3, (M * (S - X3) - 8 * YY * YY) % q, 2 * Y * Z % q)
-
-
-def _jac_add_affine(q: int, A, P):
-    if P is None:
-        return A
-    if A is None:
-        return (P[0], P[1], 1)
-    X, Y, Z = A
-    ZZ = Z * Z % q
-    H = (P[0] * ZZ - X) % q           # x_P·Z^2 - X
-    R = (P[1] * ZZ * Z - Y) % q       # y_P·Z^3 - Y
-    if H == 0:
-        return _jac_double(q, A) if R == 0 else None
-    HH = H * H % q
-    HHH = H * HH % q
-    V = X * HH % q
-    X3 = (R * R - HHH - 2 * V) % q
-    return (X3, (R * (V - X3) - Y * HHH) % q, Z * H % q)
