@@ -253,58 +253,62 @@ def _mul(G: Group, P, k: int):
 
 
 def lincomb(G: Group, base, terms):
-    """base + sum s·P over (s, P) in terms, for points over Fq (affine Python ints in and out,
-    None the identity): the doublings are shared by all terms (Straus) and the additions
-    are mixed, in Jacobian coordinates (x = X/Z^2, y = Y/Z^3), so there is one inversion in
-    all. The verifier's vk_x; the affine reference `_mul` inverts at every step."""
-    if G.degree != 1:
-        raise ValueError(f"{G.name}: lincomb takes points over Fq")
-    q, a = G.p, G.a
+    """base + sum s·P over (s, P) in terms (affine points as Python ints in and out, None
+    the identity; s >= 0): the doublings are shared by all terms (Straus) and the additions
+    are mixed, in Jacobian coordinates (x = X/Z^2, y = Y/Z^3), so there is one inversion
+    in all, where the affine reference `_mul` inverts at every step. The verifier's vk_x
+    and the MSM's final combination of its windows on the CPU."""
+    F = G.F
     terms = [(s, P) for s, P in terms if s and P is not None]
     acc = None
     for bit in reversed(range(max((s.bit_length() for s, _ in terms), default=0))):
-        acc = _jac_double(q, a, acc)
+        acc = _jac_double(G, acc)
         for s, P in terms:
             if s >> bit & 1:
-                acc = _jac_add_affine(q, a, acc, P)
-    acc = _jac_add_affine(q, a, acc, base)
+                acc = _jac_add_affine(G, acc, P)
+    acc = _jac_add_affine(G, acc, base)
     if acc is None:
         return None
     X, Y, Z = acc
-    zi = pow(Z, -1, q)
-    zi2 = zi * zi % q
-    return (X * zi2 % q, Y * zi2 * zi % q)
+    zi = F.inv(Z)
+    zi2 = F.mul(zi, zi)
+    return (F.mul(X, zi2), F.mul(Y, F.mul(zi2, zi)))
 
 
-def _jac_double(q: int, a: int, A):
+def _jac_double(G: Group, A):
     if A is None:
         return None
+    F = G.F
     X, Y, Z = A
-    if Y % q == 0:
+    if Y == F.zero:
         return None
-    YY = Y * Y % q
-    S = 4 * X * YY % q
-    M = (3 * X * X + (a * pow(Z, 4, q) if a else 0)) % q
-    X3 = (M * M - 2 * S) % q
-    return (X3, (M * (S - X3) - 8 * YY * YY) % q, 2 * Y * Z % q)
+    YY = F.mul(Y, Y)
+    S = F.scale(F.mul(X, YY), 4)
+    M = F.scale(F.mul(X, X), 3)
+    if G.a != F.zero:
+        ZZ = F.mul(Z, Z)
+        M = F.add(M, F.mul(G.a, F.mul(ZZ, ZZ)))
+    X3 = F.sub(F.mul(M, M), F.scale(S, 2))
+    return (X3, F.sub(F.mul(M, F.sub(S, X3)), F.scale(F.mul(YY, YY), 8)), F.scale(F.mul(Y, Z), 2))
 
 
-def _jac_add_affine(q: int, a: int, A, P):
+def _jac_add_affine(G: Group, A, P):
     if P is None:
         return A
     if A is None:
-        return (P[0], P[1], 1)
+        return (P[0], P[1], G.F.one)
+    F = G.F
     X, Y, Z = A
-    ZZ = Z * Z % q
-    H = (P[0] * ZZ - X) % q           # x_P·Z^2 - X
-    R = (P[1] * ZZ * Z - Y) % q       # y_P·Z^3 - Y
-    if H == 0:
-        return _jac_double(q, a, A) if R == 0 else None
-    HH = H * H % q
-    HHH = H * HH % q
-    V = X * HH % q
-    X3 = (R * R - HHH - 2 * V) % q
-    return (X3, (R * (V - X3) - Y * HHH) % q, Z * H % q)
+    ZZ = F.mul(Z, Z)
+    H = F.sub(F.mul(P[0], ZZ), X)                 # x_P·Z^2 - X
+    R = F.sub(F.mul(P[1], F.mul(ZZ, Z)), Y)       # y_P·Z^3 - Y
+    if H == F.zero:
+        return _jac_double(G, A) if R == F.zero else None
+    HH = F.mul(H, H)
+    HHH = F.mul(H, HH)
+    V = F.mul(X, HH)
+    X3 = F.sub(F.sub(F.mul(R, R), HHH), F.scale(V, 2))
+    return (X3, F.sub(F.mul(R, F.sub(V, X3)), F.mul(Y, HHH)), F.mul(Z, H))
 
 
 def _trial_points(G: Group, count: int):
