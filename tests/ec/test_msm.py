@@ -167,7 +167,12 @@ def test_thread_counts(monkeypatch, threads):
         assert same.to_affine() == O.mul(g, p, 48) and stats.get(key, 0) > 0
 
 
-def test_batched():
+@pytest.mark.parametrize("host_rows", [0, 4])
+def test_batched(monkeypatch, host_rows):
+    """Several scalar rows over shared bases, the windows combined by the tensor Horner
+    chain (host_rows=0) and on the host."""
+    from zktensor.ops import msm as msm_op
+    monkeypatch.setattr(msm_op, "HOST_COMBINE_ROWS", host_rows)
     name = "bls12_381.g1"
     g = group_record(name)
     G = zt.group(name)

@@ -175,16 +175,17 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None,
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 
 
-POINT_MAJOR_FROM = 64 << 20    # table bytes from which the first level gathers point-major
+POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the first level gathers point-major
 
 
 def point_major(t: torch.Tensor) -> torch.Tensor | None:
     """t (C, m) as a contiguous (m, C) copy, for `take_cols(rows=)`; None where it does not
-    pay: off the CPU (index_select needs no help) and below POINT_MAJOR_FROM, where each
-    row of t stays in cache. Diagnostic A/B on the 2-core VM, BN254 G1, 2 threads: at
-    2^20 points (a 128 MiB table) the gathers took 1.04 s against 1.31 s (MSM 3.18 s
-    against 3.90 s); at 2^14 to 2^18 no difference beyond the noise."""
-    if t.device.type != "cpu" or t.numel() * t.element_size() < POINT_MAJOR_FROM:
+    pay: off the CPU (index_select needs no help) and while one row of t (m words) fits in
+    cache, so that the row-by-row gather's reads hit. Diagnostic A/Bs on the 2-core VM,
+    2 threads: BN254 G1 2^20 points (8 MiB rows) gathers 1.04 s against 1.31 s (MSM 3.18 s
+    against 3.90 s); 2^14 to 2^18 (rows up to 2 MiB) no difference beyond the noise; BN254
+    G2 2^18 (2 MiB rows, 32 of them) 1.26 s against 1.15 s, slower."""
+    if t.device.type != "cpu" or t.shape[-1] * t.element_size() < POINT_MAJOR_FROM:
         return None
     out = torch.empty((t.shape[1], t.shape[0]), dtype=t.dtype)
     src, dst = t.numpy(), out.numpy()

@@ -499,7 +499,7 @@ def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_to
     T = _bucket_rows(GS, table, tinf.to(dev), dg, N, K, J * n1, cfg, dev, stats,
                      table_rows)                                              # (L, 4d, rows)
     clock = Clock(stats)
-    if T.device.type == "cpu":
+    if T.device.type == "cpu" and Bt <= HOST_COMBINE_ROWS:
         res = _combine_on_host(GS, T, round_off, Bt)
     else:   # Horner over rounds
         res = T[:, :, (M - 1) * Bt:M * Bt]
@@ -511,6 +511,11 @@ def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_to
         stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N,
                      ones=int(ones.sum()), dense=int((live & ~ones).sum()))
     return PointTensor(GS, res.contiguous())
+
+
+HOST_COMBINE_ROWS = 4   # batch rows up to which the windows are combined on the host: a BN254 G1
+                        # row is ~250 doublings on Python ints (~1.5 ms, G2 ~4 ms), where the
+                        # tensor Horner chain costs ~5-10 ms whatever the number of rows
 
 
 def _combine_on_host(GS, T, round_off, Bt):
