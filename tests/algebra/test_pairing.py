@@ -260,3 +260,22 @@ def test_verifier_imports_neither_torch_nor_pyecc():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.split() == ["False", "False", "False"]
+
+
+def test_runtime_pairings_need_no_pyecc():
+    """py_ecc is a test dependency only (setup.py's `test` extra): with it unimportable, a
+    pairing check and vk_alphabeta_12 (what `zktensor verify` and the vk export compute)
+    still work."""
+    code = ("import sys; sys.modules['py_ecc'] = None\n"
+            "from zktensor.algebra.curves import group\n"
+            "from zktensor.algebra.pairing import pairing_check\n"
+            "from zktensor.groth16.vk import alphabeta_12\n"
+            "for c in ('bn254', 'bls12_381'):\n"
+            "    g1, g2 = group(c + '.g1'), group(c + '.g2')\n"
+            "    P, Q = g1.generator, g2.generator\n"
+            "    negP = (P[0], -P[1] % g1.p)\n"
+            "    print(pairing_check(c, [(P, Q), (negP, Q)]), pairing_check(c, [(P, Q), (P, Q)]),\n"
+            "          len(alphabeta_12(c, P, Q)))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.split() == ["True", "False", "2"] * 2
