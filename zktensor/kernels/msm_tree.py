@@ -173,8 +173,6 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None,
 
 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
-
-
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the first level gathers point-major
 
 
@@ -318,15 +316,13 @@ _NO_INF: dict = {}
 
 def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
                  dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 4,
-                 inverse_block: int = 4, stats: dict | None = None, table_rows: torch.Tensor | None = None):
+                 inverse_block: int = 4, stats: dict | None = None):
     """Sums of the segments of columns of a limb-major affine table (2d·L, T) with identity
     flags (T,).
 
     idx: int64 columns of the table, segment after segment; lens: segment lengths (zero
     allowed: the sum is the identity). Segment s is written to column dest[s] (default s)
-    of the result (2d·L, out_cols); returns (result, identity flags). table_rows: the table
-    point-major (`point_major`), for the first level's gathers, which read it in segment
-    order (see `take_cols`)."""
+    of the result (2d·L, out_cols); returns (result, identity flags)."""
     CL = table.shape[0]
     S = len(lens)
     dev = table.device
@@ -392,7 +388,9 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         npass = len(pass_src)
         new_lens = npairs + odd
         clock.tick("tree_index")
-        rows = table_rows if cur_table is table else None
+        # the first level reads the table in segment order: from a point-major copy if it
+        # pays (see `take_cols`); one copy serves its three gathers
+        rows = point_major(table) if cur_table is table else None
         XL = take_cols(cur_table, li, rows=rows)
         XR = take_cols(cur_table, ri, rows=rows)
         new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)

@@ -63,7 +63,6 @@ import torch
 
 from ..config import config as zt_config, msm_config, user as user_config
 from ..kernels.elementwise import host_parallel
-from ..kernels.msm_tree import point_major
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
@@ -284,14 +283,12 @@ class MSMBases:
         self.base_inf = inf
         self.table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J,
                                                                    chunks)
-        self.table_rows = point_major(self.table)      # for the tree's first gathers (CPU)
 
     def __len__(self):
         return self.n
 
     def memory_bytes(self) -> int:
-        rows = 0 if self.table_rows is None else self.table_rows.numel()
-        return (self.table.numel() + rows) * 4
+        return self.table.numel() * 4
 
 
 def _weighted_table(GS, xy, inf, c, M, J, chunks):
@@ -436,17 +433,14 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
         N = 1 << (c - 1)
         K = min(cfg.chunks or choose_chunks(N), N)
         table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
-        table_rows = point_major(table)
         M, J = W, 1
     else:
         c, W, M, J, K = bases.window, bases.W, bases.M, bases.J, bases.chunks
         widths = [c] * W
         table, tinf, base_inf, total = bases.table, bases.tinf, bases.base_inf, bases.offset_total
-        table_rows = bases.table_rows
         live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
     clock.tick("table")
-    res = _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, total, cfg, dev, stats,
-                     table_rows)
+    res = _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, total, cfg, dev, stats)
     return res[0] if squeeze else res
 
 
@@ -460,8 +454,7 @@ def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
     return live, live & (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
 
 
-def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_total, cfg, dev, stats,
-               table_rows=None):
+def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_total, cfg, dev, stats):
     """Windows t = j·M + m (checkpoint j, round m); widths[t] bits each (uniform when J > 1, so
     that a round sits at the same offset in every checkpoint)."""
     from ..kernels.msm_tree import Clock
@@ -496,8 +489,7 @@ def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_to
     dg = digits.reshape(J, M, Bt, n1).transpose(1, 2, 0, 3).reshape(M * Bt, J * n1)
     rows = M * Bt
     clock.tick("digits")
-    T = _bucket_rows(GS, table, tinf.to(dev), dg, N, K, J * n1, cfg, dev, stats,
-                     table_rows)                                              # (L, 4d, rows)
+    T = _bucket_rows(GS, table, tinf.to(dev), dg, N, K, J * n1, cfg, dev, stats)   # (L, 4d, rows)
     clock = Clock(stats)
     if T.device.type == "cpu" and Bt <= HOST_COMBINE_ROWS:
         res = _combine_on_host(GS, T, round_off, Bt)
@@ -532,10 +524,10 @@ def _combine_on_host(GS, T, round_off, Bt):
     return GS.tensor(sums, device=T.device).data
 
 
-def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats, table_rows=None):
+def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats):
     """T_r = sum_v v·(bucket v of row r) for every row of signed digits dg (rows, cols), the
     digit of row r and column j selecting table column j (its negation j + width; the
-    bucket offsets U_v follow at 2·width). table_rows: the table point-major, or None."""
+    bucket offsets U_v follow at 2·width)."""
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
     rows = dg.shape[0]
@@ -574,8 +566,7 @@ def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats, table_rows=N
     from ..kernels.msm_reduce import reduce_buckets, reduce_halving
     clock.tick("sort")
     buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S,
-                                 block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats,
-                                 table_rows=table_rows)
+                                 block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
     clock = Clock(stats)
     if halving:
         sub = {} if stats is not None else None
