@@ -158,6 +158,7 @@ def test_thread_counts(monkeypatch, threads):
     rows = [ks, scalars(name, 20, seed=3)]
     assert zt.msm(rows, P, MSMConfig(window=6)).to_affine() == [O.msm(g, bases, r) for r in rows]
     prepared = zt.msm_prepare(P, window=5, checkpoint=4)
+    assert prepared.table is None and prepared.rows is not None      # kept point-major only
     assert zt.msm(ks, prepared).to_affine() == O.msm(g, bases, ks)
     p = oracle_points(name, 1)[0]
     for red, key in (("halving", "reduce_exceptional"), ("suffix", "slow_lanes")):
@@ -187,7 +188,12 @@ def test_batched(monkeypatch, host_rows):
     assert tuple(got.shape) == (3,) and got.to_affine() == want
 
 
-def test_prepared_bases():
+@pytest.mark.parametrize("layout", ["limb", "point"])
+def test_prepared_bases(monkeypatch, layout):
+    """GZKP weighted bases for several checkpoint intervals, the table kept limb-major or
+    (as large ones are) point-major only."""
+    from zktensor.kernels import msm_tree
+    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0 if layout == "point" else 1 << 40)
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)
@@ -196,6 +202,7 @@ def test_prepared_bases():
     for checkpoint in (1, 3, None):
         bases = zt.msm_prepare(P, window=5, checkpoint=checkpoint)
         assert bases.M == (checkpoint or 1) and bases.J == -(-bases.W // bases.M)
+        assert (bases.table is None) == (layout == "point")
         for seed in (1, 2):
             ks = scalars(name, 13, seed=seed)
             stats = {}

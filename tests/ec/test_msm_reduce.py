@@ -90,13 +90,14 @@ def test_take_cols_point_major(monkeypatch, threads):
     assert msm_tree.point_major(t) is None
 
 
-@pytest.mark.parametrize("kind", ["random", "exceptional"])
-def test_segment_sums_every_length(kind):
+@pytest.mark.parametrize("kind,layout", [("random", "limb"), ("exceptional", "limb"), ("exceptional", "point")])
+def test_segment_sums_every_length(kind, layout):
     """The bucket tree (`msm_tree.segment_sums`) on segments of every length 0..40 and a few
     long ones, so that odd elements are passed on once, twice and at the last pair of a
     level, with repeated table columns (a base in several windows), written to permuted
     destinations: each sum against the Python-int oracle. "exceptional" adds identity rows,
-    equal and opposite points in one segment, and a segment of one point repeated."""
+    equal and opposite points in one segment, and a segment of one point repeated. "point"
+    gives the table point-major only (as `MSMBases` keeps large ones)."""
     name = "bn254.g1"
     G = zt.group(name)
     g = group_record(name)
@@ -116,8 +117,9 @@ def test_segment_sums_every_length(kind):
         start = sum(lens[:6])
         idx[start:start + 6] = [6, 7, 6, 7, 3, 3]           # opposite pairs and identities
     dest = rng.permutation(len(lens) + 3)[:len(lens)]
-    out, oinf = msm_tree.segment_sums(G, table, tinf, np.array(idx), np.array(lens), dest=dest,
-                                      out_cols=len(lens) + 3)
+    given = dict(table=table) if layout == "limb" else dict(table=None, rows=table.T.contiguous())
+    out, oinf = msm_tree.segment_sums(G, tinf=tinf, idx=np.array(idx), lens=np.array(lens), dest=dest,
+                                      out_cols=len(lens) + 3, **given)
     got = msm_tree.to_points(G, out, oinf).to_affine()
     pos = 0
     for s, n in enumerate(lens):

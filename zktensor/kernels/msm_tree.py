@@ -133,7 +133,7 @@ def from_points_xy(xy: torch.Tensor) -> torch.Tensor:
     return xy.permute(1, 0, 2).reshape(C * L, m).contiguous()
 
 
-def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None,
+def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None = None,
               rows: torch.Tensor | None = None) -> torch.Tensor:
     """t[..., idx] along the last dimension, into `out` (any view with unit column stride) if
     given. On the CPU by numpy's take, row by row: several times faster than torch's
@@ -145,16 +145,17 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None,
     first level reads the bases in bucket order). Row by row, each column read is a cache
     line for 4 bytes, C times; from the point-major copy a column is one read of its C
     words, then chunks are transposed into place: a 2^21-column gather from a 2^19-column
-    BN254 table took 44 ms against 140-240 ms on 2 threads."""
-    if t.device.type != "cpu":
-        res = t.index_select(t.dim() - 1, torch.from_numpy(idx).to(t.device))
+    BN254 table took 44 ms against 140-240 ms on 2 threads. With rows, t may be None (a
+    table kept only point-major, as `MSMBases` keeps large ones)."""
+    src = t if t is not None else rows
+    if src.device.type != "cpu":
+        res = (t.index_select(t.dim() - 1, torch.from_numpy(idx).to(t.device)) if t is not None else
+               rows.index_select(0, torch.from_numpy(idx).to(rows.device)).T)
         return res if out is None else out.copy_(res)
     if out is None:
-        out = torch.empty(t.shape[:-1] + (len(idx),), dtype=t.dtype)
-    src, dst = t.numpy(), out.numpy()
-    if t.dim() == 1:
-        np.take(src, idx, out=dst, mode="clip")
-        return out
+        shape = t.shape[:-1] if t is not None else (rows.shape[1],)
+        out = torch.empty(shape + (len(idx),), dtype=src.dtype)
+    dst = out.numpy()
     if rows is not None:
         pm = rows.numpy()
 
@@ -162,12 +163,16 @@ def take_cols(t: torch.Tensor, idx: np.ndarray, out: torch.Tensor | None = None,
             for a in range(lo, hi, CHUNK):
                 b = min(a + CHUNK, hi)
                 dst[:, a:b] = np.take(pm, idx[a:b], axis=0, mode="clip").T
-        host_parallel(len(idx), gather_points, len(idx) * t.shape[0], GATHER_SPLIT)
+        host_parallel(len(idx), gather_points, len(idx) * pm.shape[1], GATHER_SPLIT)
+        return out
+    tn = t.numpy()
+    if t.dim() == 1:
+        np.take(tn, idx, out=dst, mode="clip")
         return out
 
     def gather(lo, hi):
         for r in range(lo, hi):
-            np.take(src[r], idx, out=dst[r], mode="clip")
+            np.take(tn[r], idx, out=dst[r], mode="clip")
     host_parallel(t.shape[0], gather, len(idx) * t.shape[0], GATHER_SPLIT)
     return out
 
@@ -196,9 +201,14 @@ def point_major(t: torch.Tensor) -> torch.Tensor | None:
     return out
 
 
-def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor, src: np.ndarray):
+def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor | None, src: np.ndarray,
+              rows: torch.Tensor | None = None):
     """out[..., dst] = t[..., src] (on the CPU row by row in numpy: torch's index_put took
-    13 ms of a 2^16-point MSM's tree for the buckets' final columns)."""
+    13 ms of a 2^16-point MSM's tree for the buckets' final columns), or from `rows` (t
+    point-major) where t is None."""
+    if t is None:
+        out[:, torch.from_numpy(dst).to(out.device)] = take_cols(None, src, rows=rows)
+        return
     if t.device.type != "cpu":
         d = torch.from_numpy(dst).to(t.device)
         out[..., d] = t.index_select(t.dim() - 1, torch.from_numpy(src).to(t.device))
@@ -314,18 +324,22 @@ def _no_inf(m, dev):
 _NO_INF: dict = {}
 
 
-def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
+def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
                  dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 4,
-                 inverse_block: int = 4, stats: dict | None = None):
+                 inverse_block: int = 4, stats: dict | None = None, rows: torch.Tensor | None = None):
     """Sums of the segments of columns of a limb-major affine table (2d·L, T) with identity
     flags (T,).
 
     idx: int64 columns of the table, segment after segment; lens: segment lengths (zero
     allowed: the sum is the identity). Segment s is written to column dest[s] (default s)
-    of the result (2d·L, out_cols); returns (result, identity flags)."""
-    CL = table.shape[0]
+    of the result (2d·L, out_cols); returns (result, identity flags). rows: the table
+    point-major ((T, 2d·L), `point_major`) where the caller keeps it so (table None); else
+    the first level makes that copy where it pays."""
+    if rows is None:
+        rows = point_major(table)
+    CL = table.shape[0] if table is not None else rows.shape[1]
     S = len(lens)
-    dev = table.device
+    dev = tinf.device
     seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
     out = torch.zeros((CL, ncols), dtype=torch.int32, device=dev)
@@ -346,7 +360,7 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         if one.any():
             src = cur_idx[starts[one]] if cur_idx is not None else cb[one]    # a pair's sum: rank 0
             dst = seg[one]
-            move_cols(out, dst, cur_table, src)
+            move_cols(out, dst, cur_table, src, rows=rows if cur_idx is not None else None)
             if any_inf:
                 move_cols(out_inf, dst, cur_inf, src)
             else:
@@ -388,14 +402,14 @@ def segment_sums(GS, table: torch.Tensor, tinf: torch.Tensor, idx: np.ndarray, l
         npass = len(pass_src)
         new_lens = npairs + odd
         clock.tick("tree_index")
-        # the first level reads the table in segment order: from a point-major copy if it
+        # the first level reads the table in segment order: from the point-major copy if it
         # pays (see `take_cols`); one copy serves its three gathers
-        rows = point_major(table) if cur_table is table else None
-        XL = take_cols(cur_table, li, rows=rows)
-        XR = take_cols(cur_table, ri, rows=rows)
+        first = rows if cur_idx is not None else None
+        XL = take_cols(cur_table, li, rows=first)
+        XR = take_cols(cur_table, ri, rows=first)
         new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)
         if npass:
-            take_cols(cur_table, pass_src, out=new_table[:, Pp:], rows=rows)
+            take_cols(cur_table, pass_src, out=new_table[:, Pp:], rows=first)
         infL = take_cols(cur_inf, li) if any_inf else None
         infR = take_cols(cur_inf, ri) if any_inf else None
         clock.tick("tree_gather")
