@@ -79,12 +79,13 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
 
 def _prove(a: argparse.Namespace) -> int:
     from .groth16.formats import FormatError
-    from .groth16.prover import Prover
+    from .groth16.prover import PLAIN, Prover
     from .groth16.r1cs_to_qap import WitnessError
     profile = a.profile or bool(a.trace)
     try:
         t0 = time.perf_counter()
-        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers)
+        # one proof: GZKP's weighted bases would take longer to build than they save
+        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers, checkpoint=PLAIN)
         t1 = time.perf_counter()
         prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check,
                               verify=True if a.verify else None, profile=profile)

@@ -149,6 +149,7 @@ def test_thread_counts(monkeypatch, threads):
     monkeypatch.setattr(elementwise, "HOST_SPLIT", 1)      # digits and sort shared too
     monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)       # and the tree's gathers
     monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0)   # first levels gathered point-major,
+    monkeypatch.setattr(msm_tree, "PREPARED_POINT_MAJOR_FROM", 1)   # (prepared: kept so)
     monkeypatch.setattr(msm_tree, "CHUNK", 5)              # in chunks that do not divide the sizes
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     name = "bn254.g1"
@@ -193,7 +194,7 @@ def test_prepared_bases(monkeypatch, layout):
     """GZKP weighted bases for several checkpoint intervals, the table kept limb-major or
     (as large ones are) point-major only."""
     from zktensor.kernels import msm_tree
-    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0 if layout == "point" else 1 << 40)
+    monkeypatch.setattr(msm_tree, "PREPARED_POINT_MAJOR_FROM", 1 if layout == "point" else 1 << 40)
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)

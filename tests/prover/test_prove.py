@@ -114,3 +114,37 @@ def test_profile_names_every_node(fixtures, provers, tmp_path):
     st = P.last_run.by_name()
     assert st["msm_b2"].start_s < min(st[x].start_s for x in ("msm_a", "msm_b1", "msm_c"))
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+
+
+@pytest.mark.parametrize("name", ["range_check", "multi_public_bls"])
+def test_weighted_bases_prove(fixtures, snarkjs, tmp_path, name):
+    """checkpoint=1: every section's bases with GZKP's weighted copies for every window (the
+    default from CONSOLIDATE_FROM bases), on BN254 and BLS12-381: snarkjs verifies."""
+    fx = fixtures[name]
+    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", checkpoint=1)
+    assert all(b.prepared is None or b.prepared.M == 1 for b in P.bases.values())
+    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json")
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    with pytest.raises(ValueError, match="checkpoint"):
+        Prover(fx.zkey, device="cpu", checkpoint=0)
+
+
+def test_auto_checkpoints_follow_size_and_budget():
+    """M = 1 for sections from CONSOLIDATE_FROM bases, in order of preference while the
+    tables fit the budget; PLAIN for the rest."""
+    import zktensor as zt
+    from zktensor.groth16.prover import CONSOLIDATE_FROM, PLAIN, auto_checkpoints
+    from zktensor.ops.msm import prepared_bytes
+    G1, G2 = zt.group("bn254.g1"), zt.group("bn254.g2")
+    n = CONSOLIDATE_FROM
+    sections = {"B2": (G2, n), "H": (G1, n), "A": (G1, n - 1)}
+    plain = sum(prepared_bytes(G, k, PLAIN) for G, k in sections.values())
+    extra = {k: prepared_bytes(G, m, 1) - prepared_bytes(G, m, PLAIN) for k, (G, m) in sections.items()}
+    assert auto_checkpoints(sections, "cpu", budget=1 << 50) == {"B2": 1, "H": 1, "A": PLAIN}
+    assert auto_checkpoints(sections, "cpu", budget=plain + extra["B2"]) == {"B2": 1, "H": PLAIN, "A": PLAIN}
+    assert auto_checkpoints(sections, "cpu", budget=plain + extra["H"]) == {"B2": PLAIN, "H": 1, "A": PLAIN}
+    assert auto_checkpoints(sections, "cpu", budget=plain) == {"B2": PLAIN, "H": PLAIN, "A": PLAIN}
+    # the estimate is the table msm_prepare makes
+    P = G1.tensor([G1.params.generator] * 40)
+    for M in (1, 3, PLAIN):
+        assert prepared_bytes(G1, 40, M) == zt.msm_prepare(P, checkpoint=M).memory_bytes()

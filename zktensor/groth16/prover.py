@@ -75,6 +75,48 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
+PREFERENCE = ("B2", "H", "A", "B1", "C")    # the longest MSM first, then the critical path's
+PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
+CONSOLIDATE_FROM = 1 << 12
+"""Sections from this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
+interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 G1 2^12
+57-62 ms against 62-66, 2^13 70-88 against 81-106, 2^14 110-112 against 118-124, 2^15
+151-173 against 189-207, 2^16 191-196 against 242-276 (two threads 150-187 against
+225-244), 2^18 two threads 648-681 against 677-775 (the window stays at its uint16 cap of
+16); BN254 G2 2^13 83-88 against 105-112, 2^14 160-167 against 202-217, 2^15 271-276
+against 316-356, 2^16 377-436 against 490-532."""
+
+
+def memory_budget(device) -> int:
+    """Bytes the default checkpoints may spend on MSM tables: a quarter of the device's
+    memory (on the CPU, of physical RAM), at most 8 GiB."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        total = torch.cuda.get_device_properties(dev).total_memory
+    else:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(total // 4, 8 << 30)
+
+
+def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
+    """Checkpoint interval per key section {name: (group, n)}, in order of preference:
+    M = 1 (every window's weighted bases) for sections of at least CONSOLIDATE_FROM bases
+    while their tables fit the budget, PLAIN for the rest.
+    Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 took 2.1-3.3 s (2 threads,
+    130 MiB), G2 8 s (260 MiB); a one-shot CLI proof does not earn that back (`cli` passes
+    PLAIN)."""
+    from ..ops.msm import prepared_bytes
+    budget = memory_budget(device) if budget is None else budget
+    out = {name: PLAIN for name in sections}
+    spent = sum(prepared_bytes(G, n, PLAIN) for G, n in sections.values() if n)
+    for name, (G, n) in sections.items():
+        if n >= CONSOLIDATE_FROM:
+            extra = prepared_bytes(G, n, 1) - prepared_bytes(G, n, PLAIN)
+            if spent + extra <= budget:
+                out[name], spent = 1, spent + extra
+    return out
+
+
 @dataclass
 class _Bases:
     """One MSM's resident bases (prepared), or None for an empty section."""
@@ -90,12 +132,15 @@ class Prover:
     see the module docstring). device: where keys and work live (default: CUDA if
     present). msm_config: MSMConfig for the MSMs (window, chunks, ...; default: per key
     section, zt.config(msm=...), else the tuning cache (`zktensor autotune`), else the cost
-    model, one checkpoint, i.e. no GZKP weighted copies). workers: scheduler
-    threads (default: one per lane on a GPU, the CPU count (at most 4) on a CPU).
+    model). checkpoint: GZKP's checkpoint interval M for every section's bases
+    (`ops.msm.msm_prepare`): 1 keeps 2^(j·c)·P_i for every window j, so each MSM sums one
+    bucket set with a wider window; `PLAIN` keeps the bases alone. Default: the MSM config's
+    (tuned), else `auto_checkpoints`. workers: scheduler threads (default: one per lane on
+    a GPU, the CPU count (at most 4) on a CPU). verbose: print each load step's time.
     """
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
-                 workers: int | None = None, verbose: bool = False):
+                 checkpoint: int | None = None, workers: int | None = None, verbose: bool = False):
         t0 = time.perf_counter()
         self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
         z = self.zkey
@@ -108,6 +153,7 @@ class Prover:
         self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
         self.workers = workers
         self.msm_config = msm_config or MSMConfig()
+        self._checkpoint_given = checkpoint is not None
         self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
         self.shift = coset_shift(self.F, z.domain_size)
         self.load_times: dict[str, float] = {}
@@ -125,8 +171,14 @@ class Prover:
             self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
         self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
         self.bases = {}
-        for name, sec, G in (("A", z.A, self.G1), ("B1", z.B1, self.G1), ("B2", z.B2, self.G2),
-                             ("C", z.C, self.G1), ("H", z.H, self.G1)):
+        sections = (("A", z.A, self.G1), ("B1", z.B1, self.G1), ("B2", z.B2, self.G2),
+                    ("C", z.C, self.G1), ("H", z.H, self.G1))
+        if checkpoint is not None and checkpoint < 1:
+            raise ValueError(f"checkpoint must be >= 1, got {checkpoint}")
+        self.checkpoints = ({name: checkpoint for name, _, _ in sections} if checkpoint is not None else
+                            auto_checkpoints({name: (G, len(sec)) for name, sec, G in sorted(
+                                sections, key=lambda t: PREFERENCE.index(t[0]))}, self.device))
+        for name, sec, G in sections:
             self.bases[name] = timed(f"bases_{name}", lambda sec=sec, G=G, name=name: self._prepare(name, sec, G))
         d = self.device
         self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
@@ -150,9 +202,8 @@ class Prover:
             P = G.from_bytes(sec.raw, device=self.device, check=True)
         except ValueError as e:
             raise FormatError(f"{self.path}: {sec.name}: {e}") from None
-        # one checkpoint: the plain table (bases and negations), no GZKP weighted copies
         cfg = msm_config_for(G, n, self.device, prepared=True) if self._tuned_msm else self.msm_config
-        checkpoint = cfg.checkpoint or 1 << 10
+        checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
         return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
 
     def _load_r1cs(self, r1cs):
@@ -246,9 +297,12 @@ class Prover:
         return {"r": r, "s": s, "r_delta_1": g1[0], "c_fixed": g1[1], "s_delta_2": self.fixed_2(s)}
 
     def _blind_ab(self, A, B1, bl) -> PointTensor:
-        """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs."""
-        t = cat_points([A.reshape(1), B1.reshape(1)]) * [bl["s"], bl["r"]]
-        return t[0] + t[1]
+        """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs: two
+        points, so on Python ints (Straus, `algebra.curves.lincomb`), where the tensor
+        double-and-add was ~250 launches: 21-85 ms at the end of a 2^16 proof on the 2-core VM."""
+        from ..algebra.curves import lincomb
+        a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
+        return self.G1.tensor(lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)]), device=self.device)
 
     def _assemble(self, A, B2, C, H, ab, bl):
         """snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1

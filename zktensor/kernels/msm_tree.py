@@ -179,16 +179,23 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the first level gathers point-major
+PREPARED_POINT_MAJOR_FROM = 1 << 20
+"""The same for tables kept point-major by `MSMBases`, where the copy is made once. Diagnostic
+(2-core VM, one thread, interleaved, prepared M = 1 against plain tables, dense scalars):
+BN254 G1 2^15 (4.4 MiB rows) 151-173 ms against 189-207 ms with this threshold, where at
+6 MiB (limb-major) it was 203-209 ms against 187-199 ms; G2 2^15 271-276 against 316-356 ms,
+where it had been 384-405 ms; plain tables up to 2 MiB rows gathered either way within noise."""
 
 
-def point_major(t: torch.Tensor) -> torch.Tensor | None:
+def point_major(t: torch.Tensor, min_row_bytes: int | None = None) -> torch.Tensor | None:
     """t (C, m) as a contiguous (m, C) copy, for `take_cols(rows=)`; None where it does not
     pay: off the CPU (index_select needs no help) and while one row of t (m words) fits in
     cache, so that the row-by-row gather's reads hit. Diagnostic A/Bs on the 2-core VM,
     2 threads: BN254 G1 2^20 points (8 MiB rows) gathers 1.04 s against 1.31 s (MSM 3.18 s
     against 3.90 s); 2^14 to 2^18 (rows up to 2 MiB) no difference beyond the noise; BN254
-    G2 2^18 (2 MiB rows, 32 of them) 1.26 s against 1.15 s, slower."""
-    if t.device.type != "cpu" or t.shape[-1] * t.element_size() < POINT_MAJOR_FROM:
+    G2 2^18 (2 MiB rows, 32 of them) 1.26 s against 1.15 s, slower. min_row_bytes: another
+    threshold, for tables copied once and kept (`MSMBases`: `PREPARED_POINT_MAJOR_FROM`)."""
+    if t.device.type != "cpu" or t.shape[-1] * t.element_size() < (min_row_bytes or POINT_MAJOR_FROM):
         return None
     out = torch.empty((t.shape[1], t.shape[0]), dtype=t.dtype)
     src, dst = t.numpy(), out.numpy()

@@ -270,11 +270,10 @@ class MSMBases:
     """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j (and the
     same for the generator, which cancels the bucket offsets), their negations and the
     bucket offsets, as one affine table: limb-major (`table`), or point-major (`rows`,
-    `table` None) where the bucket tree's first level would read it so (`msm_tree.point_major`:
-    large tables, e.g. every M = 1 table from 2^16 BN254 G1 bases), so that copy is made
-    once here instead of in every MSM. Diagnostic (2-core VM, 2^16 dense BN254 G1, one
-    thread, interleaved): M = 1 204-214 ms with the copy kept, 224-329 ms making it per MSM,
-    against 246-386 ms for the plain table (M = W)."""
+    `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1 tables
+    from 2^13 BN254 G1 bases), the copy made once here instead of in every MSM. Diagnostic
+    (2-core VM, 2^16 dense BN254 G1, one thread, interleaved): M = 1 191-196 ms with the copy
+    kept, 224-329 ms making it per MSM, against 242-276 ms for the plain table (M = W)."""
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
                  checkpoint: int, chunks: int, config: MSMConfig):
@@ -287,9 +286,9 @@ class MSMBases:
         self.chunks = chunks
         self.base_inf = inf
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks)
-        from ..kernels.msm_tree import point_major
+        from ..kernels import msm_tree
         self.device = table.device
-        self.rows = point_major(table)
+        self.rows = msm_tree.point_major(table, msm_tree.PREPARED_POINT_MAJOR_FROM)
         self.table = table if self.rows is None else None
 
     def __len__(self):
@@ -324,6 +323,17 @@ def _weighted_table(GS, xy, inf, c, M, J, chunks):
     table = table.permute(1, 0, 2).reshape(-1, table.shape[2]).contiguous()  # limb-major (2d·L, T)
     tinf = torch.cat([pinf, pinf, torch.zeros(N, dtype=torch.bool, device=dev)])
     return table, tinf, total
+
+
+def prepared_bytes(GS: GroupSpace, n: int, checkpoint: int, window: int | None = None,
+                   cfg: MSMConfig = MSMConfig()) -> int:
+    """Bytes of `msm_prepare`'s table for n bases at checkpoint interval M (the window as it
+    would choose it): 2·J·(n + 1) + N affine points."""
+    bits = GS.r.bit_length()
+    c = window or cfg.window or choose_window(n, bits, checkpoint=checkpoint, cfg=cfg)
+    W = n_windows(bits, c)
+    J = -(-W // min(checkpoint, W))
+    return (2 * J * (n + 1) + (1 << (c - 1))) * 2 * GS.degree * GS.L * 4
 
 
 def double_n_many(GS, data, n):
