@@ -208,7 +208,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
                                     extra=f"resident key (load {load_s:.1f} s, not included); witness "
                                           f"checked against the .r1cs; {n_c} constraints; others' load "
                                           f"{load:.2f} cores before"),
-                                constraints=n_c, load_s=round(load_s, 3), stages_ms=stages,
+                                constraints=n_c, load_s=round(load_s, 3), checkpoints=prover.checkpoints,
+                                stages_ms=stages,
                                 critical_path_ms=round(1e3 * run.critical_path_s(), 1),
                                 profiled_wall_ms=round(1e3 * run.wall_s, 1),
                                 peak_host_mib=round((run.peak_host_bytes or 0) / 2**20, 1),

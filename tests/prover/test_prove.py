@@ -130,10 +130,10 @@ def test_weighted_bases_prove(fixtures, snarkjs, tmp_path, name):
 
 
 def test_auto_checkpoints_follow_size_and_budget():
-    """M = 1 for sections from CONSOLIDATE_FROM bases, in order of preference while the
-    tables fit the budget; PLAIN for the rest."""
+    """M = 1 for sections of CONSOLIDATE_FROM to CONSOLIDATE_UPTO bases, in order of
+    preference while the tables fit the budget; PLAIN for the rest."""
     import zktensor as zt
-    from zktensor.groth16.prover import CONSOLIDATE_FROM, PLAIN, auto_checkpoints
+    from zktensor.groth16.prover import CONSOLIDATE_FROM, CONSOLIDATE_UPTO, PLAIN, auto_checkpoints
     from zktensor.ops.msm import prepared_bytes
     G1, G2 = zt.group("bn254.g1"), zt.group("bn254.g2")
     n = CONSOLIDATE_FROM
@@ -144,6 +144,8 @@ def test_auto_checkpoints_follow_size_and_budget():
     assert auto_checkpoints(sections, "cpu", budget=plain + extra["B2"]) == {"B2": 1, "H": PLAIN, "A": PLAIN}
     assert auto_checkpoints(sections, "cpu", budget=plain + extra["H"]) == {"B2": PLAIN, "H": 1, "A": PLAIN}
     assert auto_checkpoints(sections, "cpu", budget=plain) == {"B2": PLAIN, "H": PLAIN, "A": PLAIN}
+    big = {"H": (G1, CONSOLIDATE_UPTO + 1), "A": (G1, CONSOLIDATE_UPTO)}
+    assert auto_checkpoints(big, "cpu", budget=1 << 50) == {"H": PLAIN, "A": 1}
     # the estimate is the table msm_prepare makes
     P = G1.tensor([G1.params.generator] * 40)
     for M in (1, 3, PLAIN):

@@ -77,14 +77,17 @@ def default_device() -> torch.device:
 
 PREFERENCE = ("B2", "H", "A", "B1", "C")    # the longest MSM first, then the critical path's
 PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
-CONSOLIDATE_FROM = 1 << 12
-"""Sections from this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
+CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 12, 1 << 17
+"""Sections of this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
 interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 G1 2^12
 57-62 ms against 62-66, 2^13 70-88 against 81-106, 2^14 110-112 against 118-124, 2^15
 151-173 against 189-207, 2^16 191-196 against 242-276 (two threads 150-187 against
-225-244), 2^18 two threads 648-681 against 677-775 (the window stays at its uint16 cap of
-16); BN254 G2 2^13 83-88 against 105-112, 2^14 160-167 against 202-217, 2^15 271-276
-against 316-356, 2^16 377-436 against 490-532."""
+225-244), 2^17 two threads 325-365 against 401-418; BN254 G2 2^13 83-88 against 105-112,
+2^14 160-167 against 202-217, 2^15 271-276 against 316-356, 2^16 377-436 against 490-532.
+Whole proofs, 2 threads: the 2^16 bench circuit 0.89-0.99 s against 1.01-1.06 s. Past
+2^17 the window is at its uint16 cap (16) for M = 1 and ~15 plain, so the entries barely
+shrink: 2^18 G1 648-681 ms against 677-775 ms, and the 2^18 bench proof 3.9-4.15 s against
+3.9-4.5 s, for 2.9 GiB of tables against 0.2 GiB and a 40 s load against 3 s."""
 
 
 def memory_budget(device) -> int:
@@ -100,8 +103,8 @@ def memory_budget(device) -> int:
 
 def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
     """Checkpoint interval per key section {name: (group, n)}, in order of preference:
-    M = 1 (every window's weighted bases) for sections of at least CONSOLIDATE_FROM bases
-    while their tables fit the budget, PLAIN for the rest.
+    M = 1 (every window's weighted bases) for sections of CONSOLIDATE_FROM to CONSOLIDATE_UPTO
+    bases while their tables fit the budget, PLAIN for the rest.
     Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 took 2.1-3.3 s (2 threads,
     130 MiB), G2 8 s (260 MiB); a one-shot CLI proof does not earn that back (`cli` passes
     PLAIN)."""
@@ -110,7 +113,7 @@ def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[
     out = {name: PLAIN for name in sections}
     spent = sum(prepared_bytes(G, n, PLAIN) for G, n in sections.values() if n)
     for name, (G, n) in sections.items():
-        if n >= CONSOLIDATE_FROM:
+        if CONSOLIDATE_FROM <= n <= CONSOLIDATE_UPTO:
             extra = prepared_bytes(G, n, 1) - prepared_bytes(G, n, PLAIN)
             if spent + extra <= budget:
                 out[name], spent = 1, spent + extra
