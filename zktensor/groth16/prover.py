@@ -87,7 +87,8 @@ interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 
 Whole proofs, 2 threads: the 2^16 bench circuit 0.89-0.99 s against 1.01-1.06 s. Past
 2^17 the window is at its uint16 cap (16) for M = 1 and ~15 plain, so the entries barely
 shrink: 2^18 G1 648-681 ms against 677-775 ms, and the 2^18 bench proof 3.9-4.15 s against
-3.9-4.5 s, for 2.9 GiB of tables against 0.2 GiB and a 40 s load against 3 s."""
+3.9-4.5 s, for 2.9 GiB of tables against 0.2 GiB and a 40 s load against 3 s (loads
+measured before msm_prepare built its table in place, which took 2^16 G1 from 2.6 s to 1.5 s)."""
 
 
 def memory_budget(device) -> int:
@@ -105,9 +106,9 @@ def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[
     """Checkpoint interval per key section {name: (group, n)}, in order of preference:
     M = 1 (every window's weighted bases) for sections of CONSOLIDATE_FROM to CONSOLIDATE_UPTO
     bases while their tables fit the budget, PLAIN for the rest.
-    Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 took 2.1-3.3 s (2 threads,
-    130 MiB), G2 8 s (260 MiB); a one-shot CLI proof does not earn that back (`cli` passes
-    PLAIN)."""
+    Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 take ~1.5 s (2 threads,
+    130 MiB), and the whole 2^16 bench key 10.7 s (745 MiB) against 0.7 s (52 MiB) plain;
+    a one-shot CLI proof does not earn that back (`cli` passes PLAIN)."""
     from ..ops.msm import prepared_bytes
     budget = memory_budget(device) if budget is None else budget
     out = {name: PLAIN for name in sections}
