@@ -191,10 +191,11 @@ def test_batched(monkeypatch, host_rows):
 
 @pytest.mark.parametrize("layout", ["limb", "point"])
 def test_prepared_bases(monkeypatch, layout):
-    """GZKP weighted bases for several checkpoint intervals, the table kept limb-major or
-    (as large ones are) point-major only."""
+    """GZKP weighted bases for several checkpoint intervals and plain ones, the table kept
+    limb-major or (as large ones are) point-major only."""
     from zktensor.kernels import msm_tree
     monkeypatch.setattr(msm_tree, "PREPARED_POINT_MAJOR_FROM", 1 if layout == "point" else 1 << 40)
+    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 1 if layout == "point" else 1 << 40)  # plain tables
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)
@@ -210,7 +211,9 @@ def test_prepared_bases(monkeypatch, layout):
             assert zt.msm(ks, bases, stats=stats).to_affine() == O.msm(g, pts + [None], ks)
             assert stats["rounds"] == bases.M
     full = zt.msm_prepare(P, window=5, checkpoint=n_windows(g.r.bit_length(), 5))
-    assert full.J == 1
+    assert full.J == 1 and (full.table is None) == (layout == "point")
+    ks = scalars(name, 13, seed=3)
+    assert zt.msm(ks, full).to_affine() == O.msm(g, pts + [None], ks)
 
 
 def test_signed_digits_recode():

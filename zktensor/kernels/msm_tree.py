@@ -180,11 +180,13 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the first level gathers point-major
 PREPARED_POINT_MAJOR_FROM = 1 << 20
-"""The same for tables kept point-major by `MSMBases`, where the copy is made once. Diagnostic
-(2-core VM, one thread, interleaved, prepared M = 1 against plain tables, dense scalars):
-BN254 G1 2^15 (4.4 MiB rows) 151-173 ms against 189-207 ms with this threshold, where at
-6 MiB (limb-major) it was 203-209 ms against 187-199 ms; G2 2^15 271-276 against 316-356 ms,
-where it had been 384-405 ms; plain tables up to 2 MiB rows gathered either way within noise."""
+"""The same for `MSMBases` tables with weighted copies (M < W), kept point-major, the copy
+made once. Diagnostics (2-core VM, interleaved, dense scalars, MSMs): M = 1 BN254 G1 2^14
+(2.2 MiB rows, one thread) 84-86 ms point-major against 94-97 ms limb-major, G2 2^14
+138-157 against 162-187, and G1 2^15 (4.4 MiB rows) 151-173 ms against 203-209 ms. Plain
+tables of 2 MiB rows did not gain (BN254 G1 2^18 within noise; G2 2^18, two threads,
+1086-1248 ms against 998-1224 ms, and the 2^18 bench proof 4.30-4.77 s against
+4.06-4.91 s): they keep `POINT_MAJOR_FROM`."""
 
 
 def point_major(t: torch.Tensor, min_row_bytes: int | None = None) -> torch.Tensor | None:

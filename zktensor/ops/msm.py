@@ -270,8 +270,9 @@ class MSMBases:
     """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j (and the
     same for the generator, which cancels the bucket offsets), their negations and the
     bucket offsets, as one affine table: limb-major (`table`), or point-major (`rows`,
-    `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1 tables
-    from 2^13 BN254 G1 bases), the copy made once here instead of in every MSM. Diagnostic
+    `table` None) where weighted copies make rows of `msm_tree.PREPARED_POINT_MAJOR_FROM`
+    bytes (e.g. M = 1 tables from 2^13 BN254 G1 bases), and plain tables from the MSM's own
+    threshold (`POINT_MAJOR_FROM`), the copy made once here instead of in every MSM. Diagnostic
     (2-core VM, 2^16 dense BN254 G1, one thread, interleaved): M = 1 191-196 ms with the copy
     kept, 224-329 ms making it per MSM, against 242-276 ms for the plain table (M = W)."""
 
@@ -288,7 +289,8 @@ class MSMBases:
         from ..kernels import msm_tree
         self.device = xy.device
         cols = 2 * self.J * (self.n + 1) + (1 << (window - 1))
-        pm = self.device.type == "cpu" and cols * 4 >= msm_tree.PREPARED_POINT_MAJOR_FROM
+        pm = self.device.type == "cpu" and cols * 4 >= (msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1
+                                                        else msm_tree.POINT_MAJOR_FROM)
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks,
                                                               point_major=pm)
         self.table, self.rows = (None, table) if pm else (table, None)
