@@ -288,7 +288,7 @@ class MSMBases:
         self.base_inf = inf
         from ..kernels import msm_tree
         self.device = xy.device
-        cols = 2 * self.J * (self.n + 1) + (1 << (window - 1))
+        cols = table_columns(self.n, self.J, window)
         pm = self.device.type == "cpu" and cols * 4 >= (msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1
                                                         else msm_tree.POINT_MAJOR_FROM)
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks,
@@ -302,6 +302,12 @@ class MSMBases:
         return (self.table if self.table is not None else self.rows).numel() * 4
 
 
+def table_columns(n: int, J: int, c: int) -> int:
+    """Columns (points) of the table for n bases, J checkpoints and window c: every
+    checkpoint's bases and generator, their negations, and the 2^(c-1) bucket offsets."""
+    return 2 * J * (n + 1) + (1 << (c - 1))
+
+
 def _weighted_table(GS, xy, inf, c, M, J, chunks, point_major: bool = False):
     """Limb-major affine table (2d·L, 2·J·(n+1) + N) and identity flags:
     [Q_0 | ... | Q_{J-1} | -Q_0 | ... | -Q_{J-1} | U_1..U_N], Q_j = 2^(j·M·c)·[P_0..P_{n-1}, g];
@@ -313,8 +319,7 @@ def _weighted_table(GS, xy, inf, c, M, J, chunks, point_major: bool = False):
     dev = xy.device
     n1 = n + 1
     uxy, total = bucket_offsets(GS, c, chunks, dev)
-    N = uxy.shape[2]
-    T = 2 * J * n1 + N
+    T = table_columns(n, J, c)
     table = torch.empty((T, C2 * L) if point_major else (C2 * L, T), dtype=torch.int32, device=dev)
     tinf = torch.zeros(T, dtype=torch.bool, device=dev)
 
@@ -353,7 +358,7 @@ def prepared_bytes(GS: GroupSpace, n: int, checkpoint: int, window: int | None =
     c = window or cfg.window or choose_window(n, bits, checkpoint=checkpoint, cfg=cfg)
     W = n_windows(bits, c)
     J = -(-W // min(checkpoint, W))
-    return (2 * J * (n + 1) + (1 << (c - 1))) * 2 * GS.degree * GS.L * 4
+    return table_columns(n, J, c) * 2 * GS.degree * GS.L * 4
 
 
 def double_n_many(GS, data, n):
