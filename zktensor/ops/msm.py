@@ -484,7 +484,10 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
         rows = bases.rows
         live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
     clock.tick("table")
-    res = _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, total, cfg, dev, stats, rows)
+    jobs = [(words[b][live[b]], np.flatnonzero(live[b])) for b in range(Bt)]
+    res = _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, total, cfg, dev, stats, rows)
+    if stats is not None:
+        stats.update(ones=int(ones.sum()), dense=int((live & ~ones).sum()))
     return res[0] if squeeze else res
 
 
@@ -498,13 +501,17 @@ def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
     return live, live & (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
 
 
-def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_total, cfg, dev, stats,
+def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, dev, stats,
                table_rows=None):
-    """Windows t = j·M + m (checkpoint j, round m); widths[t] bits each (uniform when J > 1, so
-    that a round sits at the same offset in every checkpoint)."""
+    """jobs: one (words (k, Lr), cols (k,)) per batch row: the scalars that go through the
+    buckets (zeros and identity bases already left out: they get no digits) and the bases
+    they multiply, as columns of the n-base table. Windows t = j·M + m (checkpoint j, round
+    m); widths[t] bits each (uniform when J > 1, so that a round sits at the same offset in
+    every checkpoint)."""
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
-    Bt, n, Lr = words.shape
+    Bt = len(jobs)
+    Lr = GS.Fr.limbs
     r = GS.r
     N = 1 << (c - 1)
     W = len(widths)
@@ -518,23 +525,26 @@ def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_to
     # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
     # in the launches that sum everything else (a tree of their own took as many launches
     # again: 2^16 sparse points, 48 ms against 15 ms for the whole combine phase)
-    all_words = np.concatenate([np.where(live[:, :, None], words, 0).astype(np.uint32),
-                                np.broadcast_to(d_words, (Bt, 1, Lr))], axis=1)   # (B, n+1, Lr)
-    n1 = n + 1
-    flat = all_words.reshape(Bt * n1, Lr)
-    digits = np.empty((W, Bt * n1), dtype=np.int32)
+    cols = [np.append(np.asarray(cb, dtype=np.int64), n) for _, cb in jobs]     # + the generator
+    flat = np.concatenate([np.concatenate([np.asarray(wb, dtype=np.uint32).reshape(-1, Lr), d_words[None]])
+                           for wb, _ in jobs])
+    start = np.cumsum([0] + [len(cb) for cb in cols])
+    digits = np.zeros((J * M, len(flat)), dtype=np.int32)
 
     def digits_of(lo, hi):
-        digits[:, lo:hi] = signed_digits(flat[lo:hi], widths)
-    host_parallel(Bt * n1, digits_of, Bt * n1 * W)
-    digits = digits.reshape(W, Bt, n1)
-    # rows r = m·B + b (round m of batch b); columns j·(n+1) + i (checkpoint j, base i)
-    if J * M != W:
-        digits = np.concatenate([digits, np.zeros((J * M - W, Bt, n1), dtype=np.int32)])
-    dg = digits.reshape(J, M, Bt, n1).transpose(1, 2, 0, 3).reshape(M * Bt, J * n1)
+        digits[:W, lo:hi] = signed_digits(flat[lo:hi], widths)
+    host_parallel(len(flat), digits_of, len(flat) * W)
+    # rows r = m·B + b (round m of batch b): its digits and their table columns j·(n+1) + i
+    # (checkpoint j, base i)
+    dgs, cmaps = [], []
+    for m in range(M):
+        for b in range(Bt):
+            dgs.append(digits[m::M, start[b]:start[b + 1]].ravel())
+            cmaps.append((np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cols[b][None, :]).ravel())
     rows = M * Bt
     clock.tick("digits")
-    T = _bucket_rows(GS, table, tinf.to(dev), dg, N, K, J * n1, cfg, dev, stats, table_rows)   # (L, 4d, rows)
+    T = _bucket_rows(GS, table, tinf.to(dev), dgs, cmaps, N, K, J * (n + 1), cfg, dev, stats,
+                     table_rows)   # (L, 4d, rows)
     clock = Clock(stats)
     if T.device.type == "cpu" and Bt <= HOST_COMBINE_ROWS:
         res = _combine_on_host(GS, T, round_off, Bt)
@@ -545,8 +555,7 @@ def _pippenger(GS, table, tinf, live, ones, words, c, widths, M, J, K, offset_to
             res = add_complete(GS, res, T[:, :, m * Bt:(m + 1) * Bt])
     clock.tick("combine")
     if stats is not None:
-        stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N,
-                     ones=int(ones.sum()), dense=int((live & ~ones).sum()))
+        stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N)
     return PointTensor(GS, res.contiguous())
 
 
@@ -569,25 +578,26 @@ def _combine_on_host(GS, T, round_off, Bt):
     return GS.tensor(sums, device=T.device).data
 
 
-def _bucket_rows(GS, table, tinf, dg, N, K, width, cfg, dev, stats, table_rows=None):
-    """T_r = sum_v v·(bucket v of row r) for every row of signed digits dg (rows, cols), the
-    digit of row r and column j selecting table column j (its negation j + width; the
-    bucket offsets U_v follow at 2·width). table_rows: the table point-major, where the
-    caller keeps it so (`MSMBases`; table None)."""
+def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, table_rows=None):
+    """T_r = sum_v v·(bucket v of row r) for every row r of signed digits dgs[r], digit i of
+    row r selecting table column cmaps[r][i] (its negation that + width; the bucket offsets
+    U_v follow at 2·width). table_rows: the table point-major, where the caller keeps it so
+    (`MSMBases`; table None)."""
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
-    rows = dg.shape[0]
-    mags = np.abs(dg).astype(np.uint16)
+    rows = len(dgs)
     counts = np.empty((rows, N + 1), dtype=np.int64)
     picked = [None] * rows
 
     def sort_rows(lo, hi):
-        order = np.argsort(mags[lo:hi], axis=1, kind="stable")      # a radix sort: uint16 keys
-        for r in range(lo, hi):  # row by row: take_along_axis's index arrays cost twice the sort
-            counts[r] = np.bincount(mags[r], minlength=N + 1)
-            o = order[r - lo, counts[r, 0]:]                         # digit 0 sorts first: dropped
-            picked[r] = o + (np.take(dg[r], o) < 0) * width
-    host_parallel(rows, sort_rows, dg.size)
+        for r in range(lo, hi):
+            dg = dgs[r]
+            mags = np.abs(dg).astype(np.uint16)
+            order = np.argsort(mags, kind="stable")          # a radix sort: uint16 keys
+            counts[r] = np.bincount(mags, minlength=N + 1)
+            o = order[counts[r, 0]:]                         # digit 0 sorts first: dropped
+            picked[r] = np.take(cmaps[r], o) + (np.take(dg, o) < 0) * width
+    host_parallel(rows, sort_rows, sum(len(d) for d in dgs))
     entries = np.concatenate(picked)
     seg_counts = counts[:, 1:].ravel()                       # segments (row, v) in order
     S = rows * N
