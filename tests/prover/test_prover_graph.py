@@ -111,15 +111,35 @@ def test_value_bytes():
     assert value_bytes({"a": torch.zeros(4, dtype=torch.int64), "b": [torch.zeros(2, dtype=torch.int32)]}) == 40
 
 
-def test_cpu_workers_share_the_cores(monkeypatch):
-    """Each CPU worker's launches get cores // workers threads, and the caller's own setting
+def test_cpu_nodes_share_the_cores(monkeypatch):
+    """A running node's launches get cores // (nodes running at that moment): two side by
+    side get half each, the one left running gets them all, and the caller's own setting
     is untouched after the run."""
     from zktensor.kernels import elementwise
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "4")
+    both = threading.Barrier(2, timeout=10)
+
+    def a():
+        both.wait()
+        x = elementwise.launch_threads()
+        both.wait()
+        return x
+
+    def b():
+        both.wait()
+        x = elementwise.launch_threads()
+        both.wait()
+        deadline = time.time() + 10                 # until a's node has ended
+        while elementwise.launch_threads() != 4 and time.time() < deadline:
+            time.sleep(0.001)
+        return x, elementwise.launch_threads()
+
     g = Graph("budget")
+    g.add("a", a, inputs=[], lane="a")
+    g.add("b", b, inputs=[], lane="b")
+    assert g.run(workers=2).values == {"a": 2, "b": (2, 4)}
+    g1 = Graph("alone")
     for name in ("a", "b"):
-        g.add(name, elementwise.launch_threads, inputs=[], lane=name)
-    assert g.run(workers=2).values == {"a": 2, "b": 2}
-    assert g.run(workers=3).values == {"a": 1, "b": 1}
-    assert g.run(workers=1).values == {"a": 4, "b": 4}
+        g1.add(name, elementwise.launch_threads, inputs=[], lane=name)
+    assert g1.run(workers=1).values == {"a": 4, "b": 4}
     assert elementwise.launch_threads() == 4

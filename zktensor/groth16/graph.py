@@ -24,8 +24,9 @@ inputs are ready, on a pool of worker threads:
   does not reuse their memory while the consumer's kernels may still read it.
 * On the CPU the lanes are only labels (the trace's rows); the workers are threads.
   The compiled CPU kernels, numpy and torch release the GIL while they compute. Each
-  worker's kernel launches use its share of the cores (cores // workers threads,
-  `kernels.elementwise.launch_budget`) so that side-by-side nodes do not oversubscribe.
+  running node's kernel launches use its share of the cores (cores // running nodes,
+  read at every launch: `kernels.elementwise.launch_budget`) so that side-by-side nodes
+  do not oversubscribe, and a node left running alone gets every core.
 * The first node to raise stops the run: nothing new starts, running nodes finish,
   and the exception propagates from ``run``.
 
@@ -327,10 +328,15 @@ class Graph:
         cuda = device.type == "cuda"
         lanes = sorted({n.lane for n in self.nodes.values()})
         workers = workers or min(max(len(lanes), 1), 4)
-        # each worker's CPU launches take their share of the cores: two MSMs side by side,
-        # each splitting its launches over all cores, ran 15% slower at 2^18 than with one
-        # thread each (and the launches' Python halves contend for the GIL)
-        budget = max(1, launch_threads() // workers)
+        # each running node's CPU launches take its share of the cores, read at every launch:
+        # two MSMs side by side, each splitting its launches over all cores, ran 15% slower at
+        # 2^18 than with one thread each (and the launches' Python halves contend for the
+        # GIL); a node left running alone gets them all
+        cores = launch_threads()
+        active = [0]
+
+        def budget():
+            return max(1, cores // max(1, active[0]))
         ranks = self.ranks()
         cons = self._consumers()
         remaining_uses = {n: len(cons[n]) for n in self.nodes}
@@ -370,8 +376,14 @@ class Graph:
                 if profile:
                     s.synchronize()
             else:
-                with launch_budget(budget):
-                    out = node.fn(*args)
+                with lock:
+                    active[0] += 1
+                try:
+                    with launch_budget(budget):
+                        out = node.fn(*args)
+                finally:
+                    with lock:
+                        active[0] -= 1
             end = time.perf_counter() - t0
             return out, NodeStats(n, node.lane, node.kind, node.critical, start, end,
                                   threading.current_thread().name,

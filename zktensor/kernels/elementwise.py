@@ -50,22 +50,25 @@ def num_threads() -> int:
         return os.cpu_count() or 1
 
 
-_launch_budget: contextvars.ContextVar[int | None] = contextvars.ContextVar("zktensor_launch_threads",
-                                                                       default=None)
+_launch_budget: contextvars.ContextVar = contextvars.ContextVar("zktensor_launch_threads", default=None)
 
 
 def launch_threads() -> int:
     """Threads one CPU launch may use: the budget of the running context (`launch_budget`),
     else num_threads()."""
-    return _launch_budget.get() or num_threads()
+    b = _launch_budget.get()
+    if callable(b):
+        return max(1, int(b()))
+    return b or num_threads()
 
 
 @contextlib.contextmanager
-def launch_budget(threads: int):
-    """CPU launches made in this context use at most `threads` threads. Tasks that run side
-    by side (the Groth16 graph's workers) each take a share of the cores, so that their
-    launches do not ask for more threads than there are cores."""
-    token = _launch_budget.set(max(1, int(threads)))
+def launch_budget(threads):
+    """CPU launches made in this context use at most `threads` threads: an int, or a
+    function read at every launch (the Groth16 graph's share of the cores among the nodes
+    running at that moment). Tasks that run side by side each take a share of the cores,
+    so that their launches do not ask for more threads than there are cores."""
+    token = _launch_budget.set(threads if callable(threads) else max(1, int(threads)))
     try:
         yield
     finally:
