@@ -14,7 +14,7 @@ from ec_support import PAIRING_GROUPS, O, oracle_points, scalars
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
 import zktensor as zt
-from zktensor.ops.msm import MSMConfig, choose_window, n_windows, signed_digits, scalar_words
+from zktensor.ops.msm import MSMConfig, choose_window, msm_many, n_windows, signed_digits, scalar_words
 
 
 def _edge_case(name, n=20):
@@ -299,3 +299,30 @@ def test_sparse_scalars_window_and_ones():
     bits = g.r.bit_length()
     assert stats["window"] == choose_window(dense, bits) < choose_window(n, bits)
     assert zt.msm(ks, G.tensor(bases), MSMConfig(sparse=False)).to_affine() == want
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", "bls12_381.g2"])
+def test_msm_many_matches_separate_oracles(name):
+    """Several MSMs over slices of one prepared table, in one bucket tree: each equals the
+    oracle on its slice (overlapping and empty slices, an identity base, all-zero scalars,
+    ones), for plain and weighted (M = 1) tables; bad jobs are refused."""
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 12))
+    pts[5] = None
+    P = G.tensor(pts)
+    ks = scalars(name, 12, seed=4)
+    jobs = [(ks[:7], 0), (ks[3:12], 3), ([0] * 4, 8), ([], 2), ([1, 1, 1] + ks[:2], 6)]
+    want = [O.msm(g, pts[off:off + len(k)], k) if k else None for k, off in jobs]
+    for checkpoint in (1, 1024):
+        bases = zt.msm_prepare(P, window=4, checkpoint=checkpoint)
+        got = msm_many([(k, off) for k, off in jobs], bases)
+        assert tuple(got.shape) == (len(jobs),) and got.to_affine() == want
+    with pytest.raises(ValueError, match="pass the 12 bases"):
+        msm_many([(ks[:4], 10)], bases)
+    with pytest.raises(ValueError, match="one vector"):
+        msm_many([([ks[:2], ks[2:4]], 0)], bases)
+    with pytest.raises(ValueError, match="no jobs"):
+        msm_many([], bases)
+    with pytest.raises(TypeError, match="MSMBases"):
+        msm_many([(ks, 0)], P)

@@ -101,8 +101,8 @@ def test_profile_names_every_node(fixtures, provers, tmp_path):
     P.prove(fixtures["poseidon_like"].wtns, profile=True)
     run = P.last_run
     names = {s.name for s in run.stats}
-    assert {"Aw", "Bw", "Cw", "intt_abc", "coset_ntt_abc", "join_abc", "msm_h", "msm_a", "msm_b1",
-            "msm_b2", "msm_c", "check", "blinding", "blind_ab", "assemble"} <= names
+    assert {"Aw", "Bw", "Cw", "intt_abc", "coset_ntt_abc", "join_abc", "msm_h", "msm_ab1c",
+            "msm_b2", "check", "blinding", "blind_ab", "assemble"} <= names     # a small key: merged
     st = run.by_name()
     assert st["check"].start_s <= min(s.start_s for s in run.stats if s.name != "check")
     for a, b in P.graph().edges():
@@ -112,7 +112,7 @@ def test_profile_names_every_node(fixtures, provers, tmp_path):
     # one worker runs nodes one by one: the G2 MSM, the longest side node, before the G1 ones
     P.prove(fixtures["poseidon_like"].wtns, profile=True, workers=1)
     st = P.last_run.by_name()
-    assert st["msm_b2"].start_s < min(st[x].start_s for x in ("msm_a", "msm_b1", "msm_c"))
+    assert st["msm_b2"].start_s < st["msm_ab1c"].start_s
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
 
 
@@ -137,16 +137,30 @@ def test_auto_checkpoints_follow_size_and_budget():
     from zktensor.ops.msm import prepared_bytes
     G1, G2 = zt.group("bn254.g1"), zt.group("bn254.g2")
     n = CONSOLIDATE_FROM
-    sections = {"B2": (G2, n), "H": (G1, n), "A": (G1, n - 1)}
-    plain = sum(prepared_bytes(G, k, PLAIN) for G, k in sections.values())
-    extra = {k: prepared_bytes(G, m, 1) - prepared_bytes(G, m, PLAIN) for k, (G, m) in sections.items()}
+    sections = {"B2": (G2, n, n), "H": (G1, n, n), "A": (G1, 3 * n, n - 1)}
+    plain = sum(prepared_bytes(G, m, PLAIN, n_hint=k) for G, m, k in sections.values())
+    extra = {name: prepared_bytes(G, m, 1, n_hint=k) - prepared_bytes(G, m, PLAIN, n_hint=k)
+             for name, (G, m, k) in sections.items()}
     assert auto_checkpoints(sections, "cpu", budget=1 << 50) == {"B2": 1, "H": 1, "A": PLAIN}
     assert auto_checkpoints(sections, "cpu", budget=plain + extra["B2"]) == {"B2": 1, "H": PLAIN, "A": PLAIN}
     assert auto_checkpoints(sections, "cpu", budget=plain + extra["H"]) == {"B2": PLAIN, "H": 1, "A": PLAIN}
     assert auto_checkpoints(sections, "cpu", budget=plain) == {"B2": PLAIN, "H": PLAIN, "A": PLAIN}
-    big = {"H": (G1, CONSOLIDATE_UPTO + 1), "A": (G1, CONSOLIDATE_UPTO)}
+    big = {"H": (G1, CONSOLIDATE_UPTO + 1, CONSOLIDATE_UPTO + 1), "A": (G1, 3 * CONSOLIDATE_UPTO, CONSOLIDATE_UPTO)}
     assert auto_checkpoints(big, "cpu", budget=1 << 50) == {"H": PLAIN, "A": 1}
     # the estimate is the table msm_prepare makes
     P = G1.tensor([G1.params.generator] * 40)
     for M in (1, 3, PLAIN):
         assert prepared_bytes(G1, 40, M) == zt.msm_prepare(P, checkpoint=M).memory_bytes()
+
+
+def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypatch):
+    """Above MERGE_UPTO wires the G1 witness MSMs are three nodes over three tables; the
+    proof is the same kind snarkjs accepts."""
+    from zktensor.groth16 import prover as prover_mod
+    monkeypatch.setattr(prover_mod, "MERGE_UPTO", 0)
+    fx = fixtures["multi_public"]
+    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu")
+    assert P.witness_tables == ("a", "b1", "c") and set(P.bases) == {"B2", "H", "a", "b1", "c"}
+    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+    assert {"msm_a", "msm_b1", "msm_c"} <= {s.name for s in P.last_run.stats}
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")

@@ -179,12 +179,12 @@ def test_prover_reads_the_cache_and_groth16_plan(cache_file):
     tuned = 5 if default != 5 else 6
     put(cache_file, "msm_prepared", "bn254.g1", n, {"window": tuned})
     p = Prover(z, device="cpu")
-    assert p.bases["A"].prepared.window == tuned
+    assert p.bases["ab1c"].prepared.window == tuned
     proof, public = p.prove(WTNS)
     assert verify(z, public, proof)
     # an explicit msm_config: the cache is not consulted
     q = Prover(z, device="cpu", msm_config=zt.MSMConfig(window=default))
-    assert q.bases["A"].prepared.window == default
+    assert q.bases["ab1c"].prepared.window == default
     tasks = plan(["groth16"], zkey=ZKEY, device="cpu")
     assert tasks[0].op == "ntt" and tasks[0].batch == 3 and tasks[0].size == z.domain_size
     assert {t.op for t in tasks} == {"ntt", "msm_prepared"}

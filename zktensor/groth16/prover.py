@@ -10,17 +10,20 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
     w_std ─┬─ check (the .r1cs, when given; runs first) ──────────────────────────────┐
            ├─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┤
            ├─ Bw* ─┘   (POLY, then the H-MSM: the critical path)                       │
-           └─ scalars ─┬─ msm_a  (G1) ─┬─ blind_ab: s·A + r·B1                      ├─ assemble*
-                       ├─ msm_b1 (G1) ─┘                                              │
-                       ├─ msm_b2 (G2)            the witness MSMs, beside POLY        │
-                       └─ msm_c  (G1, private wires)                                  │
+           └─ scalars ─┬─ msm_a, msm_b1, msm_c (G1) ─ blind_ab: s·A + r·B1        ├─ assemble*
+                       │   or msm_ab1c: the three in one bucket tree (small keys)     │
+                       └─ msm_b2 (G2)            the witness MSMs, beside POLY        │
     blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
 
 ``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
 three evaluations go through one batched inverse NTT and one batched coset NTT
 (``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division
-by Z); ``msm_h`` takes p against the H points. The MSM bases are prepared once,
-when the Prover is made, and stay on its device.
+by Z); ``msm_h`` takes p against the H points. For keys of up to ``MERGE_UPTO`` wires
+the three G1 witness MSMs (A, B1 and C, the last over the private wires) are one node,
+``msm_ab1c``: one bucket tree over the three sections' bases side by side
+(`ops.msm.msm_many`), so they share its launches, sort, reduction and final combination,
+which are most of a small MSM's cost. The MSM bases are prepared once, when the Prover is
+made, and stay on its device.
 
 The blinding follows snarkjs's ``groth16_prove.js``, with r, s drawn from
 ``secrets`` (a CSPRNG) for every proof:
@@ -55,7 +58,7 @@ import torch
 
 from ..ops.elementwise import to_mont
 from ..config import msm_config as msm_config_for
-from ..ops.msm import MSMConfig, msm, msm_prepare
+from ..ops.msm import MSMConfig, msm, msm_many, msm_prepare
 from ..ops.ntt import intt, ntt
 from ..points import PointTensor, cat as cat_points, group
 from ..tensor import FieldTensor, field, stack
@@ -75,7 +78,14 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-PREFERENCE = ("B2", "H", "A", "B1", "C")    # the longest MSM first, then the critical path's
+PREFERENCE = ("B2", "H", "ab1c", "a", "b1", "c")   # the longest MSM first, then the critical path's
+MERGE_UPTO = 1 << 14
+"""Keys whose G1 witness MSMs have at most this many scalars sum all three in one bucket tree
+(node ``msm_ab1c``); larger ones run them as three nodes (``msm_a``, ``msm_b1``, ``msm_c``)
+beside the G2 and H MSMs. Diagnostic whole proofs (2 workers, interleaved processes): the
+2^12 bench key 0.25-0.29 s merged against 0.34-0.40 s, 2^14 0.43-0.57 s against 0.52-0.66 s;
+at 2^16 the merged node (1.07 s) outlasted everything beside it: 1.13-1.62 s against
+1.09-1.22 s."""
 PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
 CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 12, 1 << 17
 """Sections of this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
@@ -103,29 +113,37 @@ def memory_budget(device) -> int:
 
 
 def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
-    """Checkpoint interval per key section {name: (group, n)}, in order of preference:
-    M = 1 (every window's weighted bases) for sections of CONSOLIDATE_FROM to CONSOLIDATE_UPTO
-    bases while their tables fit the budget, PLAIN for the rest.
+    """Checkpoint interval per table {name: (group, bases, scalars per MSM)}, in order of
+    preference: M = 1 (every window's weighted bases) for MSMs of CONSOLIDATE_FROM to
+    CONSOLIDATE_UPTO scalars while the tables fit the budget, PLAIN for the rest.
     Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 take ~1.5 s (2 threads,
     130 MiB), and the whole 2^16 bench key 10.7 s (745 MiB) against 0.7 s (52 MiB) plain;
     a one-shot CLI proof does not earn that back (`cli` passes PLAIN)."""
     from ..ops.msm import prepared_bytes
     budget = memory_budget(device) if budget is None else budget
     out = {name: PLAIN for name in sections}
-    spent = sum(prepared_bytes(G, n, PLAIN) for G, n in sections.values() if n)
-    for name, (G, n) in sections.items():
-        if CONSOLIDATE_FROM <= n <= CONSOLIDATE_UPTO:
-            extra = prepared_bytes(G, n, 1) - prepared_bytes(G, n, PLAIN)
+    spent = sum(prepared_bytes(G, n, PLAIN, n_hint=k) for G, n, k in sections.values() if n)
+    for name, (G, n, k) in sections.items():
+        if n and CONSOLIDATE_FROM <= k <= CONSOLIDATE_UPTO:
+            extra = prepared_bytes(G, n, 1, n_hint=k) - prepared_bytes(G, n, PLAIN, n_hint=k)
             if spent + extra <= budget:
                 out[name], spent = 1, spent + extra
     return out
 
 
+def _abc(outs) -> tuple:
+    """(A, B1, C) from the witness MSM nodes' outputs, in order (one (3,) or three (1,))."""
+    pts = [p[i] for p in outs for i in range(p.shape[0])]
+    return tuple(pts)
+
+
 @dataclass
 class _Bases:
-    """One MSM's resident bases (prepared), or None for an empty section."""
+    """Resident prepared bases of one or more key sections side by side (None: all empty):
+    section i is bases offsets[i] .. offsets[i] + sizes[i]."""
     name: str
-    n: int
+    sizes: tuple
+    offsets: tuple
     prepared: object | None
 
 
@@ -175,15 +193,19 @@ class Prover:
             self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
         self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
         self.bases = {}
-        sections = (("A", z.A, self.G1), ("B1", z.B1, self.G1), ("B2", z.B2, self.G2),
-                    ("C", z.C, self.G1), ("H", z.H, self.G1))
+        # the G1 witness sections: side by side in one table for one bucket tree, or apart
+        merge = max(len(z.A), len(z.B1), len(z.C)) <= MERGE_UPTO
+        self.witness_tables = ("ab1c",) if merge else ("a", "b1", "c")
+        witness = ((("ab1c", (z.A, z.B1, z.C), self.G1),) if merge else
+                   (("a", (z.A,), self.G1), ("b1", (z.B1,), self.G1), ("c", (z.C,), self.G1)))
+        tables = (("B2", (z.B2,), self.G2), ("H", (z.H,), self.G1)) + witness
         if checkpoint is not None and checkpoint < 1:
             raise ValueError(f"checkpoint must be >= 1, got {checkpoint}")
-        self.checkpoints = ({name: checkpoint for name, _, _ in sections} if checkpoint is not None else
-                            auto_checkpoints({name: (G, len(sec)) for name, sec, G in sorted(
-                                sections, key=lambda t: PREFERENCE.index(t[0]))}, self.device))
-        for name, sec, G in sections:
-            self.bases[name] = timed(f"bases_{name}", lambda sec=sec, G=G, name=name: self._prepare(name, sec, G))
+        self.checkpoints = ({name: checkpoint for name, _, _ in tables} if checkpoint is not None else
+                            auto_checkpoints({name: (G, sum(map(len, secs)), max(map(len, secs)))
+                                              for name, secs, G in tables}, self.device))
+        for name, secs, G in tables:
+            self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
         d = self.device
         self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
         self.beta_1 = self.G1.tensor(z.beta_1, device=d)
@@ -198,17 +220,22 @@ class Prover:
         self.last_run: RunResult | None = None
 
     # -- loading ---------------------------------------------------------------------
-    def _prepare(self, name, sec, G) -> _Bases:
-        n = len(sec)
-        if n == 0:
-            return _Bases(name, 0, None)
-        try:
-            P = G.from_bytes(sec.raw, device=self.device, check=True)
-        except ValueError as e:
-            raise FormatError(f"{self.path}: {sec.name}: {e}") from None
-        cfg = msm_config_for(G, n, self.device, prepared=True) if self._tuned_msm else self.msm_config
+    def _prepare(self, name, secs, G) -> _Bases:
+        sizes = tuple(len(sec) for sec in secs)
+        offsets = tuple(int(o) for o in np.cumsum((0,) + sizes[:-1]))
+        if not sum(sizes):
+            return _Bases(name, sizes, offsets, None)
+        parts = []
+        for sec in secs:
+            try:
+                parts.append(G.from_bytes(sec.raw, device=self.device, check=True))
+            except ValueError as e:
+                raise FormatError(f"{self.path}: {sec.name}: {e}") from None
+        P = parts[0] if len(parts) == 1 else cat_points(parts)
+        k = max(sizes)          # scalars an MSM: the window is chosen for those
+        cfg = msm_config_for(G, k, self.device, prepared=True) if self._tuned_msm else self.msm_config
         checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
-        return _Bases(name, n, msm_prepare(P, checkpoint=checkpoint, config=cfg))
+        return _Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
 
     def _load_r1cs(self, r1cs):
         from .formats.r1cs import R1CS
@@ -269,27 +296,44 @@ class Prover:
         g.add("msm_h", lambda p: self._msm(B["H"], p, self.G1), ["join_abc"], lane="poly", critical=True,
               kind="msm")
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
-        g.add("msm_a", lambda s: self._msm(B["A"], s, self.G1), ["scalars"], lane="g1", kind="msm")
-        g.add("msm_b1", lambda s: self._msm(B["B1"], s, self.G1), ["scalars"], lane="g1", kind="msm")
+        # the G1 witness MSMs A, B1 and C (over the private wires), one node per table
+        per = {"a": lambda s: [s], "b1": lambda s: [s], "c": lambda s: [s[npub + 1:]],
+               "ab1c": lambda s: [s, s, s[npub + 1:]]}
+        wit = [f"msm_{t}" for t in self.witness_tables]
+        for t in self.witness_tables:
+            g.add(f"msm_{t}", lambda s, t=t: self._msm_many(B[t], per[t](s), self.G1), ["scalars"],
+                  lane="g1", kind="msm")
         # the G2 MSM is the longest side node (2.7 s against ~1.1 s for each G1 one at 2^18 on
         # 2 CPU workers): started first, the G1 MSMs fill in around it (longest first)
         g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm",
               priority=1)
-        g.add("msm_c", lambda s: self._msm(B["C"], s[npub + 1:], self.G1), ["scalars"], lane="g1", kind="msm")
         g.add("blinding", self._blinding, [], lane="blind", kind="msm")
-        g.add("blind_ab", self._blind_ab, ["msm_a", "msm_b1", "blinding"], lane="g1", kind="msm")
-        ins = ["msm_a", "msm_b2", "msm_c", "msm_h", "blind_ab", "blinding"]
+        k = len(wit)
+        g.add("blind_ab", lambda *v: self._blind_ab(*_abc(v[:k])[:2], v[k]), wit + ["blinding"], lane="g1",
+              kind="msm")
+        ins = wit + ["msm_b2", "msm_h", "blind_ab", "blinding"]
         if check and self.r1cs_check is not None:
             g.add("check", lambda w: self.r1cs_check.check(w, where), ["w_std"], lane="check",
                   kind="check", priority=10)
             ins.append("check")
-        g.add("assemble", lambda *v: self._assemble(*v[:6]), ins, lane="poly", critical=True, kind="msm")
+        def assemble(*v):
+            A, _, C = _abc(v[:k])
+            b2, h, ab, bl = v[k:k + 4]
+            return self._assemble(A, b2, C, h, ab, bl)
+        g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
         return g
 
     def _msm(self, bases: _Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
             return G.identity(device=self.device)
         return msm(scalars.contiguous(), bases.prepared, config=None if self._tuned_msm else self.msm_config)
+
+    def _msm_many(self, bases: _Bases, scalars: list, G) -> PointTensor:
+        """The MSMs of scalars[i] against section i of the bases, one bucket tree."""
+        if bases.prepared is None:
+            return G.identity((len(scalars),), device=self.device)
+        jobs = [(s.contiguous(), off) for s, off in zip(scalars, bases.offsets)]
+        return msm_many(jobs, bases.prepared, config=None if self._tuned_msm else self.msm_config)
 
     def _blinding(self) -> dict:
         """r, s from the CSPRNG and the blinding terms that need no MSM result:

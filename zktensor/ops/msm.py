@@ -351,11 +351,11 @@ def _weighted_table(GS, xy, inf, c, M, J, chunks, point_major: bool = False):
 
 
 def prepared_bytes(GS: GroupSpace, n: int, checkpoint: int, window: int | None = None,
-                   cfg: MSMConfig = MSMConfig()) -> int:
+                   cfg: MSMConfig = MSMConfig(), n_hint: int | None = None) -> int:
     """Bytes of `msm_prepare`'s table for n bases at checkpoint interval M (the window as it
-    would choose it): 2·J·(n + 1) + N affine points."""
+    would choose it, for n_hint scalars an MSM)."""
     bits = GS.r.bit_length()
-    c = window or cfg.window or choose_window(n, bits, checkpoint=checkpoint, cfg=cfg)
+    c = window or cfg.window or choose_window(n_hint or n, bits, checkpoint=checkpoint, cfg=cfg)
     W = n_windows(bits, c)
     J = -(-W // min(checkpoint, W))
     return table_columns(n, J, c) * 2 * GS.degree * GS.L * 4
@@ -423,6 +423,39 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
         stats["strategy"] = strategy or "default"
     with zt_config(strategy=strategy):
         return _msm(scalars, points, cfg, stats)
+
+
+def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict | None = None) -> PointTensor:
+    """Several MSMs over slices of one set of prepared bases, summed by one bucket tree:
+    jobs is a list of (scalars, offset), scalars[i] multiplying base offset + i (scalars as
+    for `msm`, a vector each). Returns a (len(jobs),) PointTensor. The jobs share the
+    digits, the sort, the tree's launches, the bucket reduction and the final combination,
+    which for small MSMs are mostly fixed costs."""
+    if not isinstance(bases, MSMBases):
+        raise TypeError("msm_many takes MSMBases from msm_prepare")
+    if not jobs:
+        raise ValueError("msm_many: no jobs")
+    GS = bases.G
+    cfg = config or (msm_config(GS, bases.n, bases.device, prepared=True) if user_config("msm") else bases.config)
+    base_inf = bases.base_inf.cpu().numpy()
+    js, n_ones, n_dense = [], 0, 0
+    for j, (scalars, off) in enumerate(jobs):
+        words = scalar_words(GS, scalars)
+        if words.shape[0] != 1:
+            raise ValueError(f"msm_many: job {j}: scalars must be one vector")
+        k = words.shape[1]
+        if not 0 <= off <= bases.n - k:
+            raise ValueError(f"msm_many: job {j}: {k} scalars from base {off} pass the {bases.n} bases")
+        live, ones = split_scalars(words, base_inf[off:off + k], cfg.sparse)
+        js.append((words[0][live[0]], off + np.flatnonzero(live[0])))
+        n_ones, n_dense = n_ones + int(ones.sum()), n_dense + int((live & ~ones).sum())
+    strategy = cfg.strategy or auto_strategy(GS, bases.device)
+    with zt_config(strategy=strategy):
+        res = _pippenger(GS, bases.table, bases.tinf, js, bases.n, bases.window, [bases.window] * bases.W,
+                         bases.M, bases.J, bases.chunks, bases.offset_total, cfg, bases.device, stats, bases.rows)
+    if stats is not None:
+        stats.update(ones=n_ones, dense=n_dense, strategy=strategy or "default")
+    return res
 
 
 def _batch_of(scalars) -> int:
