@@ -350,12 +350,11 @@ def _weighted_table(GS, xy, inf, c, M, J, chunks, point_major: bool = False):
     return table, tinf, total
 
 
-def prepared_bytes(GS: GroupSpace, n: int, checkpoint: int, window: int | None = None,
-                   cfg: MSMConfig = MSMConfig(), n_hint: int | None = None) -> int:
-    """Bytes of `msm_prepare`'s table for n bases at checkpoint interval M (the window as it
-    would choose it, for n_hint scalars an MSM)."""
+def prepared_bytes(GS: GroupSpace, n: int, checkpoint: int, n_hint: int | None = None) -> int:
+    """Bytes of `msm_prepare`'s table for n bases at checkpoint interval M, the window chosen
+    by the cost model for MSMs of n_hint (default n) scalars."""
     bits = GS.r.bit_length()
-    c = window or cfg.window or choose_window(n_hint or n, bits, checkpoint=checkpoint, cfg=cfg)
+    c = choose_window(n_hint or n, bits, checkpoint=checkpoint)
     W = n_windows(bits, c)
     J = -(-W // min(checkpoint, W))
     return table_columns(n, J, c) * 2 * GS.degree * GS.L * 4
@@ -437,8 +436,7 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
         raise ValueError("msm_many: no jobs")
     GS = bases.G
     cfg = config or (msm_config(GS, bases.n, bases.device, prepared=True) if user_config("msm") else bases.config)
-    base_inf = bases.base_inf.cpu().numpy()
-    js, n_ones, n_dense = [], 0, 0
+    word_jobs = []
     for j, (scalars, off) in enumerate(jobs):
         words = scalar_words(GS, scalars)
         if words.shape[0] != 1:
@@ -446,15 +444,27 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
         k = words.shape[1]
         if not 0 <= off <= bases.n - k:
             raise ValueError(f"msm_many: job {j}: {k} scalars from base {off} pass the {bases.n} bases")
-        live, ones = split_scalars(words, base_inf[off:off + k], cfg.sparse)
-        js.append((words[0][live[0]], off + np.flatnonzero(live[0])))
-        n_ones, n_dense = n_ones + int(ones.sum()), n_dense + int((live & ~ones).sum())
+        word_jobs.append((words[0], off))
     strategy = cfg.strategy or auto_strategy(GS, bases.device)
-    with zt_config(strategy=strategy):
-        res = _pippenger(GS, bases.table, bases.tinf, js, bases.n, bases.window, [bases.window] * bases.W,
-                         bases.M, bases.J, bases.chunks, bases.offset_total, cfg, bases.device, stats, bases.rows)
     if stats is not None:
-        stats.update(ones=n_ones, dense=n_dense, strategy=strategy or "default")
+        stats["strategy"] = strategy or "default"
+    with zt_config(strategy=strategy):
+        return _with_bases(bases, word_jobs, cfg, stats)
+
+
+def _with_bases(bases: MSMBases, word_jobs, cfg: MSMConfig, stats: dict | None) -> PointTensor:
+    """The MSMs of scalar words (k, Lr) against bases offset .. offset + k of prepared bases,
+    for each (words, offset) of word_jobs, in one bucket tree: a (len(word_jobs),) PointTensor."""
+    base_inf = bases.base_inf.cpu().numpy()
+    js, n_ones, n_dense = [], 0, 0
+    for words, off in word_jobs:
+        live, ones = split_scalars(words[None], base_inf[off:off + len(words)], cfg.sparse)
+        js.append((words[live[0]], off + np.flatnonzero(live[0])))
+        n_ones, n_dense = n_ones + int(ones.sum()), n_dense + int((live & ~ones).sum())
+    res = _pippenger(bases.G, bases.table, bases.tinf, js, bases.n, bases.window, [bases.window] * bases.W,
+                     bases.M, bases.J, bases.chunks, bases.offset_total, cfg, bases.device, stats, bases.rows)
+    if stats is not None:
+        stats.update(ones=n_ones, dense=n_dense)
     return res
 
 
@@ -491,34 +501,28 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     if n == 0:
         res = GS.identity((Bt,), device=dev)
         return res[0] if squeeze else res
+    if bases is not None:
+        res = _with_bases(bases, [(words[b], 0) for b in range(Bt)], cfg, stats)
+        return res[0] if squeeze else res
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
-    if bases is None:
-        xy, inf = points.affine()
-        base_inf = inf
-        live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
-        bits = GS.r.bit_length()
-        # the window for the scalars other than 0 and 1: with sparse scalars (witnesses: mostly
-        # 0 and 1) the window for all n would give buckets that outnumber their entries
-        many = int((live & ~ones).sum(axis=1).max())
-        c = cfg.window or choose_window(max(many, 1), bits, batch=Bt, cfg=cfg)
-        _check_window(c)
-        widths = window_widths(bits, c)
-        c = max(widths)
-        W = len(widths)
-        N = 1 << (c - 1)
-        K = min(cfg.chunks or choose_chunks(N), N)
-        table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
-        M, J, rows = W, 1, None
-    else:
-        c, W, M, J, K = bases.window, bases.W, bases.M, bases.J, bases.chunks
-        widths = [c] * W
-        table, tinf, base_inf, total = bases.table, bases.tinf, bases.base_inf, bases.offset_total
-        rows = bases.rows
-        live, ones = split_scalars(words, base_inf.cpu().numpy(), cfg.sparse)
+    xy, inf = points.affine()
+    live, ones = split_scalars(words, inf.cpu().numpy(), cfg.sparse)
+    bits = GS.r.bit_length()
+    # the window for the scalars other than 0 and 1: with sparse scalars (witnesses: mostly
+    # 0 and 1) the window for all n would give buckets that outnumber their entries
+    many = int((live & ~ones).sum(axis=1).max())
+    c = cfg.window or choose_window(max(many, 1), bits, batch=Bt, cfg=cfg)
+    _check_window(c)
+    widths = window_widths(bits, c)
+    c = max(widths)
+    W = len(widths)
+    N = 1 << (c - 1)
+    K = min(cfg.chunks or choose_chunks(N), N)
+    table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
     clock.tick("table")
     jobs = [(words[b][live[b]], np.flatnonzero(live[b])) for b in range(Bt)]
-    res = _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, total, cfg, dev, stats, rows)
+    res = _pippenger(GS, table, tinf, jobs, n, c, widths, W, 1, K, total, cfg, dev, stats)
     if stats is not None:
         stats.update(ones=int(ones.sum()), dense=int((live & ~ones).sum()))
     return res[0] if squeeze else res
@@ -569,11 +573,9 @@ def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, 
     host_parallel(len(flat), digits_of, len(flat) * W)
     # rows r = m·B + b (round m of batch b): its digits and their table columns j·(n+1) + i
     # (checkpoint j, base i)
-    dgs, cmaps = [], []
-    for m in range(M):
-        for b in range(Bt):
-            dgs.append(digits[m::M, start[b]:start[b + 1]].ravel())
-            cmaps.append((np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cols[b][None, :]).ravel())
+    cmap = [(np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cb[None, :]).ravel() for cb in cols]
+    dgs = [digits[m::M, start[b]:start[b + 1]].ravel() for m in range(M) for b in range(Bt)]
+    cmaps = [cmap[b] for m in range(M) for b in range(Bt)]
     rows = M * Bt
     clock.tick("digits")
     T = _bucket_rows(GS, table, tinf.to(dev), dgs, cmaps, N, K, J * (n + 1), cfg, dev, stats,
