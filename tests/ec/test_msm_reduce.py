@@ -90,32 +90,42 @@ def test_take_cols_point_major(monkeypatch, threads):
     assert msm_tree.point_major(t) is None
 
 
-@pytest.mark.parametrize("kind,layout", [("random", "limb"), ("exceptional", "limb"), ("exceptional", "point")])
-def test_segment_sums_every_length(kind, layout):
+@pytest.mark.parametrize("name,kind,layout,cap", [
+    ("bn254.g1", "random", "limb", None), ("bn254.g1", "exceptional", "limb", None),
+    ("bn254.g1", "exceptional", "point", None), ("bn254.g1", "exceptional", "limb", 5),
+    ("bn254.g1", "opposite", "limb", None), ("bn254.g2", "exceptional", "limb", None)])
+def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
     """The bucket tree (`msm_tree.segment_sums`) on segments of every length 0..40 and a few
-    long ones, so that odd elements are passed on once, twice and at the last pair of a
-    level, with repeated table columns (a base in several windows), written to permuted
-    destinations: each sum against the Python-int oracle. "exceptional" adds identity rows,
-    equal and opposite points in one segment, and a segment of one point repeated. "point"
-    gives the table point-major only (as `MSMBases` keeps large ones)."""
-    name = "bn254.g1"
+    long ones, so that rank blocks of every width meet (odd blocks left over, block pairs
+    with and without columns past the last whole vector), and segments longer than
+    `RANK_CAP` are summed in pieces (cap 5: pieces of pieces), with repeated table columns
+    (a base in several windows), written to permuted destinations: each sum against the
+    Python-int oracle. "exceptional" adds identity rows, equal and opposite points in one
+    segment, and a segment of one point repeated; "opposite" the same without identity
+    rows, so that the first identity is a sum. "point" gives the table point-major only
+    (as `MSMBases` keeps large ones)."""
+    if cap is not None:
+        monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
     G = zt.group(name)
     g = group_record(name)
     pts = list(oracle_points(name, 12))
-    if kind == "exceptional":
-        pts[3] = None
+    if kind != "random":
         pts[4] = pts[5]
         pts[6] = O.neg(g, pts[7])
+    if kind == "exceptional":
+        pts[3] = None
     xy, inf = G.tensor(pts).affine()
     table, tinf = msm_tree.from_points_xy(xy), inf.clone()
     rng = np.random.default_rng(7)
     lens = list(range(41)) + [63, 64, 65, 100, 127]
     idx = [int(rng.integers(len(pts))) for _ in range(sum(lens))]
-    if kind == "exceptional":
+    if kind != "random":
         start = sum(lens[:9])
         idx[start:start + 8] = [4] * 8                      # eight equal points: doublings
         start = sum(lens[:6])
-        idx[start:start + 6] = [6, 7, 6, 7, 3, 3]           # opposite pairs and identities
+        idx[start:start + 6] = [6, 7, 6, 7, 3, 3]           # opposite pairs (and identities)
+        start = sum(lens[:3])
+        idx[start:start + 3] = [6, 7, 1]                    # a sum that is the identity, then a point
     dest = rng.permutation(len(lens) + 3)[:len(lens)]
     given = dict(table=table) if layout == "limb" else dict(table=None, rows=table.T.contiguous())
     out, oinf = msm_tree.segment_sums(G, tinf=tinf, idx=np.array(idx), lens=np.array(lens), dest=dest,
@@ -126,3 +136,36 @@ def test_segment_sums_every_length(kind, layout):
         want = O.msm(g, [pts[i] for i in idx[pos:pos + n]], [1] * n) if n else None
         assert got[dest[s]] == want, (s, n)
         pos += n
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_run_many_matches_one_launch_per_job(monkeypatch, threads):
+    """`CompiledProgram.run_many` (all jobs' columns shared out as one launch: pieces of jobs
+    on different threads, scalar and vector loops) writes what one launch per job writes,
+    for jobs of 1 to 300 columns at odd offsets, on a program whose kernel reads a subset of
+    its inputs (tree_up reads only x)."""
+    from zktensor.kernels import elementwise, msm_ec
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
+    monkeypatch.setattr(elementwise, "SPLIT_FROM", 1)
+    G = zt.group("bn254.g1")
+    g = group_record("bn254.g1")
+    msm_tree._beta(g)
+    pts = list(oracle_points("bn254.g1", 40))
+    xy, _ = G.tensor(pts).affine()
+    rng = np.random.default_rng(3)
+    T = msm_tree.take_cols(msm_tree.from_points_xy(xy), rng.integers(0, 40, 4000))
+    B, C, L = 4, 2, G.L
+    key, kinds, fn = ("tree_up", B), ("affine",) * (2 * B), msm_tree._f_up(B)
+    jobs, want, got, at = [], [], [], 3
+    for q in (1, 7, 16, 33, 300, 2):
+        xs = []
+        for k in range(B):
+            xs += msm_tree._views(T, C, slice(at + k * q, at + (k + 1) * q))
+            xs += msm_tree._views(T, C, slice(1 + at + k * q, 1 + at + (k + 1) * q))
+        at += B * q + 5
+        want.append(msm_ec.run(g, key, kinds, fn, xs))
+        got.append([torch.zeros((L, q), dtype=torch.int32) for _ in range(B - 1)])
+        jobs.append((xs, got[-1]))
+    msm_ec.run_many(g, key, kinds, fn, jobs)
+    for w, o in zip(want, got):
+        assert all(torch.equal(a, b) for a, b in zip(w, o))

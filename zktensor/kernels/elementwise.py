@@ -247,6 +247,61 @@ class CompiledProgram:
             values.update(zip(outs, ts))
         return [values[v] for v in self._outputs]
 
+    def run_many(self, jobs) -> None:
+        """The program over several batches at once: jobs is a list of (inputs, outs), every
+        tensor a (L, m_job) view with unit column stride and every output given. On the CPU
+        a one-kernel program's jobs are shared by the threads as one launch would be: the
+        columns of all jobs, cut into equal shares, each share one task that calls the
+        kernel on its pieces (the MSM's rank-major tree level is dozens of column ranges,
+        many too small to split alone: launched one by one they ran mostly on one thread).
+        Elsewhere the jobs run one after another."""
+        jobs = [(ins, outs) for ins, outs in jobs if ins[0].shape[1]]
+        if self.target != "cpu" or len(self._calls) != 1 or len(jobs) <= 1:
+            for ins, outs in jobs:
+                self(*ins, out=outs)
+            return
+        name, kin, kout = self._calls[0]
+        fn, vfn = self._cpu_fn(name), self._cpu_fn(name, "vrun")
+        pieces = []                   # (pointer words of the job, its columns)
+        for ins, outs in jobs:
+            m = ins[0].shape[1]
+            if len(ins) != self.meta["n_inputs"] or len(outs) != len(self._outputs):
+                raise TypeError(f"program takes {self.meta['n_inputs']} inputs and {len(self._outputs)} outputs")
+            values = dict(zip(self._outputs, outs))
+            values.update(((i, None), t) for i, t in enumerate(ins))
+            ops = []
+            for t in [values[v] for v in kout] + [values[v] for v in kin]:   # the kernel's operands
+                if t.dtype != torch.int32 or t.shape != (self.limbs, m) or (m > 1 and t.stride(1) != 1):
+                    raise ValueError(f"run_many operands must be int32 ({self.limbs}, {m}) views with "
+                                     f"unit column stride, got {tuple(t.shape)} {t.dtype}")
+                ops.append((t.data_ptr(), t.stride(0)))
+            pieces.append((ops, m))
+        total = sum(m for _, m in pieces)
+        threads = launch_threads() if total >= SPLIT_FROM else 1
+        share = -(-total // (threads * SPLIT_ALIGN)) * SPLIT_ALIGN
+        tasks, cur, room = [], [], share
+        for ops, m in pieces:
+            lo = 0
+            while lo < m:
+                take = min(m - lo, room)
+                cur.append((vfn if vfn is not None and take >= 16 else fn,     # as `_launch_cpu`
+                            [x for p, ls in ops for x in (p + 4 * lo, ls, 0, 1)] + [0, 1, take]))
+                lo += take
+                room -= take
+                if room == 0:
+                    tasks.append(cur)
+                    cur, room = [], share
+        if cur:
+            tasks.append(cur)
+
+        def work(calls):
+            for f, args in calls:
+                f(*args)
+        futs = [_pool(threads).submit(work, t) for t in tasks[1:]]
+        work(tasks[0])
+        for f in futs:
+            f.result()
+
     def launch(self, name: str, outs, ins, batch: tuple[int, ...]):
         ops = [_operand_2d(t, batch) for t in list(outs) + list(ins)]
         n_inner = batch[-1] if batch else 1

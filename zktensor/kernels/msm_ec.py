@@ -52,6 +52,23 @@ def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list
     return c(*inputs, out=out)
 
 
+def run_many(G, key, kinds, fn, jobs) -> None:
+    """`run` over several batches, jobs = [(inputs, outs)], with every output given (views
+    written in place), in one launch where the target allows (`CompiledProgram.run_many`)."""
+    if not jobs:
+        return
+    c = compiled(G, key, kinds, fn, jobs[0][0][0].device.type)
+    for inputs, _ in jobs:
+        if len(inputs) != c.meta["n_inputs"]:
+            raise TypeError(f"ec program {key!r} takes {c.meta['n_inputs']} component tensors, got {len(inputs)}")
+    if c.target == "triton":
+        from . import msm_triton
+        for inputs, outs in jobs:
+            msm_triton.run(c, inputs, outs)
+        return
+    c.run_many(jobs)
+
+
 def output_sizes(G, key, kinds, fn) -> list[int]:
     prog = program(G, key, kinds, fn)
     return [ec_ir.n_components(G, k) for k in prog.output_kinds()]

@@ -6,20 +6,21 @@ the bucket accumulation of the MSM (a segment is a bucket, its rows the
 points whose digit selects it) and the tree reduction of its sparse path
 (a segment per scalar vector, the points with scalar 1).
 
-Each level of the tree pairs neighbours inside every segment (ranks 0+1,
-2+3, ...), adds all pairs of all segments in one batch and carries an odd last
-element over; a segment of length k is done after ceil(log2 k) levels and
-leaves the working set. Tables are limb-major, (2·degree·L, columns): a point
-is a column, and every kernel operand is a (L, columns) view with unit column
+The elements are gathered once, rank-major: segments ordered by length, longest
+first, and element t of each segment in rank block t (so block t is a prefix of
+block t - 1 in segment order). Each level of the tree adds block 2k+1 onto the
+head of block 2k, in place, for every k; a segment of length k is done after
+ceil(log2 k) levels. Tables are limb-major, (2·degree·L, columns): a point is
+a column, and every kernel operand is a (L, columns) view with unit column
 stride, which the CPU target's vector (IFMA) loops need. One level is
 
-    gather   the left and right operands into two arrays (index_select of columns);
-    up       one launch over blocks of B pairs: the denominators x_R - x_L
-             (over Fq2 their norms, in Fq) and their prefix products;
-    invert   the block products, recursively (`msm_inverse`);
+    up       per pair of blocks one job over blocks of B pairs: the denominators
+             x_R - x_L (over Fq2 their norms, in Fq) and their prefix products,
+             all jobs in one launch (`add_pair_jobs`, `CompiledProgram.run_many`);
+    invert   the block products of all jobs, recursively (`msm_inverse`);
     down     one launch: each denominator's inverse by Montgomery's backward
              sweep, then lambda = (y_R - y_L)/(x_R - x_L), x3 = lambda^2 - x_L - x_R,
-             y3 = lambda (x_L - x3) - y_L, written straight into the next level's table,
+             y3 = lambda (x_L - x3) - y_L, written over the left operands,
 
 so an addition costs about 6 products (3 of them its share of the one
 inversion) against 10 to 14 for projective additions, in about 2·log_B(pairs)
@@ -35,6 +36,8 @@ formulas of `zktensor.points` (P + P doubles, P + (-P) is the identity).
 Identity rows carry a flag.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -263,74 +266,117 @@ def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: 
               stats: dict | None = None) -> torch.Tensor:
     """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
     `block`, with identity flags (None: no operand is the identity); returns the sums'
-    identity flags (None: no sum is). Exceptional pairs get x_R = x_L + 1 before the shared
-    inversion and are recomputed after; XR's x is restored on return (the bucket reduction
-    reads its operands again). Columns from n on are padding: computed, never patched."""
+    identity flags (None: no sum is). Columns from n on are padding: computed, never
+    patched. One `PairJob` of `add_pair_jobs`."""
+    return add_pair_jobs(GS, [PairJob(XL, XR, infL, infR, out, n)], block, inverse_block, stats)[0]
+
+
+@dataclass
+class PairJob:
+    """out[:, i] = XL[:, i] + XR[:, i] over limb-major affine data (2d·L, m): views with unit
+    column stride, m a multiple of the block; out may be XL itself (the compiled program
+    reads an element's operands before it writes its sums). Identity flags infL/infR (None:
+    no operand is the identity); columns from n (default m) on are padding."""
+    XL: torch.Tensor
+    XR: torch.Tensor
+    infL: torch.Tensor | None
+    infR: torch.Tensor | None
+    out: torch.Tensor
+    n: int | None = None
+
+
+def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 4,
+                  stats: dict | None = None) -> list[torch.Tensor | None]:
+    """Every job's additions with one shared inversion: per job an up launch writing its block
+    products into one buffer, one batch inversion of that buffer, per job a down launch.
+    Returns each job's sum identity flags (None: no sum is the identity).
+
+    Exceptional pairs (an identity operand, or P = ±Q) get x_R = x_L + 1 before the
+    inversion, so that no denominator is zero, and are recomputed after with the complete
+    XYZZ formulas; XR's x is restored on return (the bucket reduction reads its operands
+    again)."""
     from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
     d, L = G.degree, GS.L
     C = 2 * d
-    m = XL.shape[1]
     B = block
-    if m == 0:
-        return torch.zeros(0, dtype=torch.bool, device=XL.device)
-    assert m % B == 0, "pad the pairs to a multiple of the block"
-    q = m // B
-    n = m if n is None else n
     clock = _Clock(stats)
-    sp = exceptional(XL, XR, infL, infR, d, L)
-    moved_cols = sp
-    if sp is not None and stats is not None:
-        stats["exceptional"] = stats.get("exceptional", 0) + int((sp < n).sum())
-    if sp is not None:
-        orig = XR[:, sp].clone()
-        moved_x = orig[:d * L]
-        moved = msm_ec.run(G, "plus_one", ("affine",), _f_plus_one, _views(XL[:, sp].contiguous(), C))
-        XR[:d * L, sp] = torch.cat(moved[:d], dim=0)
+    if not all(j.XL.shape[1] for j in jobs):
+        live = iter(add_pair_jobs(GS, [j for j in jobs if j.XL.shape[1]], block, inverse_block, stats))
+        return [next(live) if j.XL.shape[1] else torch.zeros(0, dtype=torch.bool, device=j.XL.device)
+                for j in jobs]
+    dev = jobs[0].XL.device if jobs else None
+    special = []            # per job: (exceptional columns below n, their operands) or None
+    moved = []              # (XR, columns, original x) to restore
+    qs = []
+    for j in jobs:
+        m = j.XL.shape[1]
+        assert m % B == 0, "pad the pairs to a multiple of the block"
+        n = m if j.n is None else j.n
+        qs.append(m // B)
+        sp = exceptional(j.XL, j.XR, j.infL, j.infR, d, L)
+        if sp is None:
+            special.append(None)
+            continue
+        if stats is not None:
+            stats["exceptional"] = stats.get("exceptional", 0) + int((sp < n).sum())
         keep = sp < n
-        sp, orig = sp[keep], orig[:, keep]
-        if len(sp) == 0:
-            sp = None
-    xs, outs = [], []
-    for j in range(B):
-        cols = slice(j * q, (j + 1) * q)
-        xs += _views(XL, C, cols) + _views(XR, C, cols)
-        outs += _views(out, C, cols)
+        ops = (j.XL[:, sp[keep]].clone(), j.XR[:, sp[keep]].clone())
+        moved.append((j.XR, sp, j.XR[:d * L, sp].clone()))
+        plus = msm_ec.run(G, "plus_one", ("affine",), _f_plus_one, _views(j.XL[:, sp].contiguous(), C))
+        j.XR[:d * L, sp] = torch.cat(plus[:d], dim=0)
+        special.append((sp[keep], ops) if bool(keep.any()) else None)
     clock.tick("tree_exc")
-    pre = msm_ec.run(G, ("tree_up", B), ("affine",) * (2 * B), _f_up(B), xs)
-    clock.tick("tree_up")
-    t = batch_inverse(GS.F, pre[-1], inverse_block)
-    clock.tick("tree_inv")
-    msm_ec.run(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
-               _f_down_add(B), [t] + xs + list(pre[:-1]), out=outs)
-    clock.tick("tree_down")
-    if moved_cols is not None:
-        XR[:d * L, moved_cols] = moved_x
-    if sp is None:
-        return None if infL is None else infL & infR
-    if infL is None:
-        infL = infR = torch.zeros(m, dtype=torch.bool, device=XL.device)
-    sinf = infL & infR
-    if sp is not None:
+    if jobs:
+        npre = max(B - 1, 1)                # the up launch's outputs: p_1 .. p_{B-1} (B = 1: den)
+        Q = sum(qs)
+        Qp = -(-Q // (inverse_block * ALIGN)) * inverse_block * ALIGN if Q > inverse_block * ALIGN else Q
+        pre = [torch.empty((L, Qp), dtype=torch.int32, device=dev) for _ in range(npre)]
+        xs_of, at = [], 0
+        for j, q in zip(jobs, qs):
+            xs, outs = [], []
+            for k in range(B):
+                cols = slice(k * q, (k + 1) * q)
+                xs += _views(j.XL, C, cols) + _views(j.XR, C, cols)
+                outs += _views(j.out, C, cols)
+            xs_of.append((xs, outs, slice(at, at + q)))
+            at += q
+        msm_ec.run_many(G, ("tree_up", B), ("affine",) * (2 * B), _f_up(B),
+                        [(xs, [p[:, cols] for p in pre]) for xs, _, cols in xs_of])
+        clock.tick("tree_up")
+        pre[-1][:, Q:] = pre[-1][:, :1]          # padding: whole blocks for the inversion's levels
+        t = batch_inverse(GS.F, pre[-1], inverse_block)
+        clock.tick("tree_inv")
+        msm_ec.run_many(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
+                        _f_down_add(B), [([t[:, cols]] + xs + [p[:, cols] for p in pre[:-1]], outs)
+                                         for xs, outs, cols in xs_of])
+        clock.tick("tree_down")
+    for XR, sp, x in moved:
+        XR[:d * L, sp] = x
+    res = []
+    for j, spc in zip(jobs, special):
+        infL, infR = j.infL, j.infR
+        if spc is None:
+            res.append(None if infL is None else infL & infR)
+            continue
+        m = j.XL.shape[1]
+        if infL is None:
+            infL = infR = torch.zeros(m, dtype=torch.bool, device=dev)
+        sinf = infL & infR
+        sp, (opL, opR) = spc
         # exceptional pairs, recomputed with complete XYZZ arithmetic
-        a = to_points(GS, XL[:, sp], infL[sp])
-        b = to_points(GS, orig, infR[sp])
+        a = to_points(GS, opL, infL[sp])
+        b = to_points(GS, opR, infR[sp])
         xy, inf = PointTensor(GS, add_complete(GS, a.data, b.data)).affine()
-        out[:, sp] = from_points_xy(xy)
+        j.out[:, sp] = from_points_xy(xy)
         sinf[sp] = inf
-    return sinf
+        res.append(sinf)
+    return res
 
 
-def _no_inf(m, dev):
-    """An all-False flag vector (a view of a cached buffer: never written)."""
-    buf = _NO_INF.get(dev)
-    if buf is None or buf.numel() < m:
-        buf = _NO_INF[dev] = torch.zeros(max(m, 1 << 16), dtype=torch.bool, device=dev)
-    return buf[:m]
-
-
-_NO_INF: dict = {}
+RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first summed in pieces of
+                 # this many (a level is a launch pair per pair of ranks, so ranks are capped)
 
 
 def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
@@ -343,102 +389,138 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
     allowed: the sum is the identity). Segment s is written to column dest[s] (default s)
     of the result (2d·L, out_cols); returns (result, identity flags). rows: the table
     point-major ((T, 2d·L), `point_major`) where the caller keeps it so (table None); else
-    the first level makes that copy where it pays."""
+    the gather makes that copy where it pays.
+
+    Rank-major tree: the segments are ordered by length, longest first, and element t of
+    every segment is gathered into rank block t, so block t holds S_t columns (the segments
+    longer than t) and every block is a prefix of the one before. A level adds block 2k+1
+    onto the first S_(2k+1) columns of block 2k, in place, for every k: each operand is a
+    contiguous column range, so a level needs no index arrays and no gathers, only one
+    launch pair per pair of blocks (sharing one inversion). After ceil(log2 R) levels block 0
+    holds the sums. Before this layout every level gathered its pairs through index arrays
+    into fresh tables: diagnostic A/B, BN254 G1 dense MSMs, interleaved processes, 2^16 on
+    two threads 212-230 ms against 236-276 ms, 2^18 on one thread 693-968 against
+    824-1019 ms."""
     if rows is None:
         rows = point_major(table)
     CL = table.shape[0] if table is not None else rows.shape[1]
+    lens = np.asarray(lens, dtype=np.int64)
+    idx = np.asarray(idx, dtype=np.int64)
     S = len(lens)
     dev = tinf.device
     seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
+    kw = dict(block=block, inverse_block=inverse_block, stats=stats)
+    if S and lens.max() > RANK_CAP:
+        # cut long segments into pieces of RANK_CAP consecutive elements (the last shorter),
+        # sum the pieces, then each segment's pieces
+        pieces = -(-lens // RANK_CAP)
+        plens = np.full(int(pieces.sum()), RANK_CAP, dtype=np.int64)
+        live = lens > 0
+        plens[(np.cumsum(pieces) - 1)[live]] = lens[live] - (pieces[live] - 1) * RANK_CAP
+        psum, pinf = segment_sums(GS, table, tinf, idx, plens, rows=rows, **kw)
+        return segment_sums(GS, psum, pinf, np.arange(len(plens), dtype=np.int64), pieces, dest=seg,
+                            out_cols=ncols, **kw)
     out = torch.zeros((CL, ncols), dtype=torch.int32, device=dev)
     out_inf = torch.ones(ncols, dtype=torch.bool, device=dev)
-    cur_idx = np.asarray(idx, dtype=np.int64)
-    lens = np.asarray(lens, dtype=np.int64)
-    cur_table, cur_inf = table, tinf
-    any_inf = bool(tinf.any())
-    B = block
+    if S == 0 or not lens.any():
+        return out, out_inf
     clock = _Clock(stats)
-    # From the second level on a segment's elements need no index array: rank r of segment s
-    # is column cb_s + r of the level's table (the sums of its pairs, in order), except that
-    # its last rank is column passcol_s when has_pass_s (its odd element, passed on).
-    cb = passcol = has_pass = None
-    while True:
-        starts = np.cumsum(lens) - lens
-        one = lens == 1
-        if one.any():
-            src = cur_idx[starts[one]] if cur_idx is not None else cb[one]    # a pair's sum: rank 0
-            dst = seg[one]
-            move_cols(out, dst, cur_table, src, rows=rows if cur_idx is not None else None)
-            if any_inf:
-                move_cols(out_inf, dst, cur_inf, src)
-            else:
-                out_inf[torch.from_numpy(dst).to(dev)] = False
-        clock.tick("tree_done")
-        live = lens >= 2
-        if not live.any():
-            break
-        lens, starts, seg = lens[live], starts[live], seg[live]
-        if cur_idx is None:
-            cb, passcol, has_pass = cb[live], passcol[live], has_pass[live]
-        npairs = lens >> 1
-        odd = lens & 1
-        oddb = odd.astype(bool)
-        P = int(npairs.sum())
-        Pp = -(-P // (B * ALIGN)) * B * ALIGN if P > B * ALIGN else -(-P // B) * B
-        # pair p = (segment s, rank k), p = pstart_s + k, adds ranks 2k and 2k + 1; its sum is
-        # column p of the next table, and the odd element of s, passed on, column Pp + ob_s
-        # (ob_s: the odd segments before s)
-        pstart = np.cumsum(npairs) - npairs
-        ob = np.cumsum(odd) - odd
-        li = np.empty(Pp, dtype=np.int64)
-        ri = np.empty(Pp, dtype=np.int64)
-        if cur_idx is not None:          # the first level: ranks are the entries' table columns
-            lpos = np.arange(0, 2 * P, 2, dtype=np.int64)
-            lpos += np.repeat(starts - 2 * pstart, npairs)      # = starts_s + 2k
-            np.take(cur_idx, lpos, out=li[:P])
-            lpos += 1
-            np.take(cur_idx, lpos, out=ri[:P])
-            pass_src = cur_idx[(starts + lens - 1)[oddb]]
-        else:
-            li[:P] = np.arange(0, 2 * P, 2, dtype=np.int64)
-            li[:P] += np.repeat(cb - 2 * pstart, npairs)        # = cb_s + 2k
-            np.add(li[:P], 1, out=ri[:P])
-            last_right = has_pass & ~oddb                       # the passed element is the right
-            ri[(pstart + npairs - 1)[last_right]] = passcol[last_right]     # operand of the last pair
-            pass_src = np.where(has_pass[oddb], passcol[oddb], (cb + lens - 1)[oddb])
-        li[P:], ri[P:] = li[0], ri[0]              # padding pairs (copies of pair 0): discarded
-        npass = len(pass_src)
-        new_lens = npairs + odd
-        clock.tick("tree_index")
-        # the first level reads the table in segment order: from the point-major copy if it
-        # pays (see `take_cols`); one copy serves its three gathers
-        first = rows if cur_idx is not None else None
-        XL = take_cols(cur_table, li, rows=first)
-        XR = take_cols(cur_table, ri, rows=first)
-        new_table = torch.empty((CL, Pp + npass), dtype=torch.int32, device=dev)
-        if npass:
-            take_cols(cur_table, pass_src, out=new_table[:, Pp:], rows=first)
-        infL = take_cols(cur_inf, li) if any_inf else None
-        infR = take_cols(cur_inf, ri) if any_inf else None
-        clock.tick("tree_gather")
-        sinf = add_pairs(GS, XL, XR, infL, infR, new_table[:, :Pp], B, inverse_block, n=P, stats=stats)
-        pinf = take_cols(cur_inf, pass_src) if any_inf and npass else None
-        if sinf is None and pinf is None:
-            new_inf, any_inf = _no_inf(Pp + npass, dev), False
-        else:
-            new_inf = torch.zeros(Pp + npass, dtype=torch.bool, device=dev)
-            if sinf is not None:
-                new_inf[:Pp] = sinf
-            if pinf is not None:
-                new_inf[Pp:] = pinf
-            any_inf = bool(new_inf.any())
-        clock.tick("tree_fix")
+    # the layout: segments by length, longest first (a stable radix sort of small keys)
+    order = np.argsort((RANK_CAP - lens).astype(np.uint16), kind="stable")
+    R = int(lens[order[0]])
+    width = S - np.cumsum(np.bincount(lens, minlength=R + 1))[:R]      # S_t = #(lens > t)
+    room = -(-width // LANES) * LANES          # blocks start on whole vectors (see _rank_level)
+    off = np.cumsum(room) - room
+    total = int(room.sum())
+    starts = np.cumsum(lens) - lens
+    first = starts[order[:width[0]]]
+    src = np.zeros(total, dtype=np.int64)      # (the gaps between blocks gather column 0)
+    for t in range(R):                      # block t: element t of the width[t] longest segments
+        w, o = int(width[t]), int(off[t])
+        np.add(first[:w], t, out=src[o:o + w])
+        np.take(idx, src[o:o + w], out=src[o:o + w], mode="clip")
+    clock.tick("tree_index")
+    E = take_cols(table, src, rows=rows)
+    Einf = take_cols(tinf, src) if bool(tinf.any()) else None
+    clock.tick("tree_gather")
+    in_place = _in_place(GS.params, block, dev.type)
+    while len(off) > 1:
+        Einf = _rank_level(GS, E, Einf, off, width, block, inverse_block, in_place, stats)
         if stats is not None:
-            stats.setdefault("levels", []).append(P)
-        cur_table, cur_inf, lens = new_table, new_inf, new_lens
-        cur_idx, cb, passcol, has_pass = None, pstart, Pp + ob, oddb
+            stats.setdefault("levels", []).append(int(width[1::2].sum()))
+        off, width = off[0::2], width[0::2]
+        if Einf is not None and not bool(Einf.any()):
+            Einf = None
+    clock.tick("tree_fix")
+    w0, o0 = int(width[0]), int(off[0])
+    dst = seg[order[:w0]]
+    move_cols(out, dst, E, np.arange(o0, o0 + w0, dtype=np.int64))
+    if Einf is not None:
+        move_cols(out_inf, dst, Einf, np.arange(o0, o0 + w0, dtype=np.int64))
+    else:
+        out_inf[torch.from_numpy(dst).to(dev)] = False
+    clock.tick("tree_done")
     return out, out_inf
+
+
+def _in_place(G, B, device_type) -> bool:
+    """Whether the down launch may write its sums over its left operands: its program is one
+    kernel, which loads an element's operands before it stores its results (a program cut
+    into several kernels, as some groups' are on the GPU, could overwrite an operand that a
+    later kernel still reads)."""
+    c = msm_ec.compiled(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
+                        _f_down_add(B), device_type)
+    return len(c.meta["calls"]) == 1
+
+
+LANES = 8   # columns of a CPU vector: views that start on one load whole vectors (a launch over
+            # views starting mid-vector ran ~30% slower: 2^17 pairs, tree_up 1.9-2.2 ms against 1.5)
+
+
+def _rank_level(GS, E, Einf, off, width, B, inverse_block, in_place, stats):
+    """One level of the rank-major tree: block 2k + 1 added onto the head of block 2k, for
+    every k; returns the identity flags of E (None: no column is the identity). Each pair of blocks is a job on column views of E, its first multiple of
+    B·LANES columns (every block view then starts on a whole vector); the columns left over
+    (< B·LANES a pair of blocks) are gathered into one padded job of their own and written
+    back."""
+    jobs, rest_l, rest_r = [], [], []
+    for k in range(len(off) // 2):
+        w, lo, ro = int(width[2 * k + 1]), int(off[2 * k]), int(off[2 * k + 1])
+        w4 = w - w % (B * LANES)
+        if w4:
+            XL, XR = E[:, lo:lo + w4], E[:, ro:ro + w4]
+            iL = Einf[lo:lo + w4] if Einf is not None else None
+            iR = Einf[ro:ro + w4] if Einf is not None else None
+            out = XL if in_place else torch.empty_like(XL)
+            jobs.append((lo, PairJob(XL, XR, iL, iR, out)))
+        rest_l += range(lo + w4, lo + w)
+        rest_r += range(ro + w4, ro + w)
+    if rest_l:
+        n = len(rest_l)
+        pad = -(-n // B) * B - n            # padding pairs: copies of the first, discarded
+        li = np.array(rest_l + rest_l[:1] * pad, dtype=np.int64)
+        ri = np.array(rest_r + rest_r[:1] * pad, dtype=np.int64)
+        XL, XR = take_cols(E, li), take_cols(E, ri)
+        iL = take_cols(Einf, li) if Einf is not None else None
+        iR = take_cols(Einf, ri) if Einf is not None else None
+        jobs.append((-1, PairJob(XL, XR, iL, iR, torch.empty_like(XL), n)))
+    sinfs = add_pair_jobs(GS, [j for _, j in jobs], B, inverse_block, stats)
+    if Einf is None and any(f is not None and bool(f.any()) for f in sinfs):
+        Einf = torch.zeros(E.shape[1], dtype=torch.bool, device=E.device)    # a sum is the identity
+    for (lo, j), sinf in zip(jobs, sinfs):
+        m = j.n if j.n is not None else j.XL.shape[1]
+        if lo >= 0:
+            if j.out is not j.XL:
+                j.XL.copy_(j.out)
+            if Einf is not None:
+                Einf[lo:lo + m] = sinf if sinf is not None else False
+        else:
+            cols = np.array(rest_l, dtype=np.int64)
+            move_cols(E, cols, j.out, np.arange(m, dtype=np.int64))
+            if Einf is not None:
+                Einf[torch.from_numpy(cols).to(E.device)] = sinf[:m] if sinf is not None else False
+    return Einf
 
 
 class _Clock:
