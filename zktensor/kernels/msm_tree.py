@@ -469,6 +469,7 @@ def _in_place(G, B, device_type) -> bool:
     kernel, which loads an element's operands before it stores its results (a program cut
     into several kernels, as some groups' are on the GPU, could overwrite an operand that a
     later kernel still reads)."""
+    _beta(G)
     c = msm_ec.compiled(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
                         _f_down_add(B), device_type)
     return len(c.meta["calls"]) == 1
