@@ -14,6 +14,7 @@ from ec_support import PAIRING_GROUPS, O, oracle_points, scalars
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
 import zktensor as zt
+from zktensor.kernels.msm_tree import RANK_CAP
 from zktensor.ops.msm import MSMConfig, choose_window, msm_many, n_windows, signed_digits, scalar_words
 
 
@@ -103,6 +104,7 @@ def test_zero_one_and_sizes():
     pts = list(oracle_points(name, 9))
     P = G.tensor(pts)
     assert zt.msm([0] * 9, P).to_affine() is None
+    assert zt.msm([0] * 9, P, MSMConfig(offset=False)).to_affine() is None     # no entries at all
     total = None
     for p in pts:
         total = O.add(g, total, p)
@@ -299,6 +301,9 @@ def test_sparse_scalars_window_and_ones():
     bits = g.r.bit_length()
     assert stats["window"] == choose_window(dense, bits) < choose_window(n, bits)
     assert zt.msm(ks, G.tensor(bases), MSMConfig(sparse=False)).to_affine() == want
+    # the ones' bucket is longer than RANK_CAP: summed in pieces, with and without offsets
+    assert stats["ones"] > RANK_CAP
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(offset=False)).to_affine() == want
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", "bls12_381.g2"])

@@ -403,11 +403,9 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
     824-1019 ms."""
     if rows is None:
         rows = point_major(table)
-    CL = table.shape[0] if table is not None else rows.shape[1]
     lens = np.asarray(lens, dtype=np.int64)
     idx = np.asarray(idx, dtype=np.int64)
     S = len(lens)
-    dev = tinf.device
     seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
     kw = dict(block=block, inverse_block=inverse_block, stats=stats)
@@ -421,30 +419,61 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
         psum, pinf = segment_sums(GS, table, tinf, idx, plens, rows=rows, **kw)
         return segment_sums(GS, psum, pinf, np.arange(len(plens), dtype=np.int64), pieces, dest=seg,
                             out_cols=ncols, **kw)
+    clock = _Clock(stats)
+    blocks = RankBlocks.of(lens)
+    src = None
+    if blocks is not None:
+        src = np.zeros(blocks.total, dtype=np.int64)       # (the gaps between blocks gather column 0)
+        starts = np.cumsum(lens) - lens
+        first = starts[blocks.order[:blocks.width[0]]]
+        for t in range(len(blocks.off)):   # block t: element t of the width[t] longest segments
+            w, o = int(blocks.width[t]), int(blocks.off[t])
+            np.add(first[:w], t, out=src[o:o + w])
+            np.take(idx, src[o:o + w], out=src[o:o + w], mode="clip")
+    clock.tick("tree_index")
+    return rank_sums(GS, table, tinf, blocks, src, seg, ncols, block, inverse_block, stats, rows)
+
+
+@dataclass
+class RankBlocks:
+    """The rank-major layout of segments of lengths lens (all at most RANK_CAP): order, the
+    segments longest first (stable); width[t], the segments longer than t (block t is
+    element t of segments order[:width[t]]); off[t], block t's first column (blocks start on
+    whole vectors, `LANES`); total, the columns."""
+    order: np.ndarray
+    width: np.ndarray
+    off: np.ndarray
+    total: int
+
+    @staticmethod
+    def of(lens: np.ndarray) -> "RankBlocks | None":
+        """None when every segment is empty."""
+        if not len(lens) or not lens.any():
+            return None
+        order = np.argsort((RANK_CAP - lens).astype(np.uint16), kind="stable")    # radix sort
+        R = int(lens[order[0]])
+        width = len(lens) - np.cumsum(np.bincount(lens, minlength=R + 1))[:R]
+        room = -(-width // LANES) * LANES
+        return RankBlocks(order, width, np.cumsum(room) - room, int(room.sum()))
+
+
+def rank_sums(GS, table, tinf, blocks: RankBlocks | None, src: np.ndarray | None, seg: np.ndarray,
+              ncols: int, block: int = 4, inverse_block: int = 4, stats: dict | None = None,
+              rows: torch.Tensor | None = None):
+    """`segment_sums` from its rank-major layout: src[c] is the table column of column c of
+    the layout `blocks`; segment s goes to column seg[s] of the result."""
+    CL = table.shape[0] if table is not None else rows.shape[1]
+    dev = tinf.device
     out = torch.zeros((CL, ncols), dtype=torch.int32, device=dev)
     out_inf = torch.ones(ncols, dtype=torch.bool, device=dev)
-    if S == 0 or not lens.any():
+    if blocks is None:
         return out, out_inf
     clock = _Clock(stats)
-    # the layout: segments by length, longest first (a stable radix sort of small keys)
-    order = np.argsort((RANK_CAP - lens).astype(np.uint16), kind="stable")
-    R = int(lens[order[0]])
-    width = S - np.cumsum(np.bincount(lens, minlength=R + 1))[:R]      # S_t = #(lens > t)
-    room = -(-width // LANES) * LANES          # blocks start on whole vectors (see _rank_level)
-    off = np.cumsum(room) - room
-    total = int(room.sum())
-    starts = np.cumsum(lens) - lens
-    first = starts[order[:width[0]]]
-    src = np.zeros(total, dtype=np.int64)      # (the gaps between blocks gather column 0)
-    for t in range(R):                      # block t: element t of the width[t] longest segments
-        w, o = int(width[t]), int(off[t])
-        np.add(first[:w], t, out=src[o:o + w])
-        np.take(idx, src[o:o + w], out=src[o:o + w], mode="clip")
-    clock.tick("tree_index")
     E = take_cols(table, src, rows=rows)
     Einf = take_cols(tinf, src) if bool(tinf.any()) else None
     clock.tick("tree_gather")
     in_place = _in_place(GS.params, block, dev.type)
+    off, width = blocks.off, blocks.width
     while len(off) > 1:
         Einf = _rank_level(GS, E, Einf, off, width, block, inverse_block, in_place, stats)
         if stats is not None:
@@ -454,7 +483,7 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
             Einf = None
     clock.tick("tree_fix")
     w0, o0 = int(width[0]), int(off[0])
-    dst = seg[order[:w0]]
+    dst = seg[blocks.order[:w0]]
     move_cols(out, dst, E, np.arange(o0, o0 + w0, dtype=np.int64))
     if Einf is not None:
         move_cols(out_inf, dst, Einf, np.arange(o0, o0 + w0, dtype=np.int64))

@@ -618,34 +618,21 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
     row r selecting table column cmaps[r][i] (its negation that + width; the bucket offsets
     U_v follow at 2·width). table_rows: the table point-major, where the caller keeps it so
     (`MSMBases`; table None)."""
-    from ..kernels.msm_tree import Clock
+    from ..kernels.msm_reduce import reduce_buckets, reduce_halving
+    from ..kernels.msm_tree import RANK_CAP, Clock, RankBlocks, rank_sums, segment_sums
     clock = Clock(stats)
     rows = len(dgs)
     counts = np.empty((rows, N + 1), dtype=np.int64)
-    picked = [None] * rows
+    sorted_ = [None] * rows
 
     def sort_rows(lo, hi):
         for r in range(lo, hi):
-            dg = dgs[r]
-            mags = np.abs(dg).astype(np.uint16)
-            order = np.argsort(mags, kind="stable")          # a radix sort: uint16 keys
+            mags = np.abs(dgs[r]).astype(np.uint16)
+            sorted_[r] = (mags, np.argsort(mags, kind="stable"))     # a radix sort: uint16 keys
             counts[r] = np.bincount(mags, minlength=N + 1)
-            o = order[counts[r, 0]:]                         # digit 0 sorts first: dropped
-            picked[r] = np.take(cmaps[r], o) + (np.take(dg, o) < 0) * width
     host_parallel(rows, sort_rows, sum(len(d) for d in dgs))
-    entries = np.concatenate(picked)
-    seg_counts = counts[:, 1:].ravel()                       # segments (row, v) in order
+    lens = counts[:, 1:].ravel() + (1 if cfg.offset else 0)     # segments (row, v) in order
     S = rows * N
-    if cfg.offset:
-        lens = seg_counts + 1
-        d_pos = np.cumsum(lens) - 1
-        idx = np.empty(int(lens.sum()), dtype=np.int64)
-        mask = np.ones(len(idx), dtype=bool)
-        mask[d_pos] = False
-        idx[mask] = entries
-        idx[d_pos] = 2 * width + np.tile(np.arange(N, dtype=np.int64), rows)   # U_v
-    else:
-        lens, idx = seg_counts, entries
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
     # (halving: K = 1, i.e. (v - 1)·rows + row)
     halving = cfg.reduction == "halving"
@@ -653,12 +640,55 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
     dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
-    from ..kernels.msm_tree import segment_sums
-    from ..kernels.msm_reduce import reduce_buckets, reduce_halving
-    clock.tick("sort")
-    buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S,
-                                 block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats,
-                                 rows=table_rows)
+    kw = dict(block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
+
+    def entries(r):
+        """Row r's nonzero digits in bucket order: (their table columns, their buckets v)."""
+        mags, order = sorted_[r]
+        o = order[counts[r, 0]:]                                 # digit 0 sorts first: dropped
+        return np.take(cmaps[r], o) + (np.take(dgs[r], o) < 0) * width, mags[o]
+    if lens.max() > RANK_CAP:        # a heavy bucket (the scalars 1): the pieces of segment_sums
+        idx = np.empty(int(lens.sum()), dtype=np.int64)
+        ends = np.cumsum(lens)
+
+        def fill(lo, hi):
+            for r in range(lo, hi):
+                cols, _ = entries(r)
+                a, b = (ends[r * N - 1] if r else 0), ends[(r + 1) * N - 1]
+                if cfg.offset:      # each segment: its entries, then its offset U_v (last)
+                    seg_end = ends[r * N:(r + 1) * N] - a - 1
+                    mask = np.ones(b - a, dtype=bool)
+                    mask[seg_end] = False
+                    idx[a:b][mask] = cols
+                    idx[a:b][seg_end] = 2 * width + np.arange(N, dtype=np.int64)
+                else:
+                    idx[a:b] = cols
+        host_parallel(rows, fill, S)
+        clock.tick("sort")
+        buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S, rows=table_rows, **kw)
+    else:
+        # the rank-major layout straight from the sorted digits: entry i of bucket (r, v) goes
+        # to column off[i] + pos[(r, v)], the offset U_v last (`msm_tree.rank_sums`)
+        blocks = RankBlocks.of(lens)
+        pos = np.empty(S, dtype=np.int64)
+        src = None
+        if blocks is not None:          # (None: no entries at all)
+            pos[blocks.order] = np.arange(S, dtype=np.int64)
+            src = np.zeros(blocks.total, dtype=np.int64)
+
+        def place(lo, hi):
+            for r in range(lo, hi):
+                cols, v = entries(r)
+                bstart = np.cumsum(counts[r, 1:]) - counts[r, 1:]             # bucket v's first entry
+                rank = np.arange(len(v), dtype=np.int64) - bstart[v - 1]
+                p = pos[r * N:(r + 1) * N]
+                src[blocks.off[rank] + p[v - 1]] = cols
+                if cfg.offset:
+                    src[blocks.off[counts[r, 1:]] + p] = 2 * width + np.arange(N, dtype=np.int64)
+        if blocks is not None:
+            host_parallel(rows, place, S)
+        clock.tick("sort")
+        buckets, binf = rank_sums(GS, table, tinf, blocks, src, dest, S, rows=table_rows, **kw)
     clock = Clock(stats)
     if halving:
         sub = {} if stats is not None else None
@@ -670,5 +700,5 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
         T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
     clock.tick("reduce")
     if stats is not None:
-        stats["entries"] = int(len(idx))
+        stats["entries"] = int(lens.sum())
     return T
