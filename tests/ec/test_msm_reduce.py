@@ -142,8 +142,8 @@ def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
 def test_run_many_matches_one_launch_per_job(monkeypatch, threads):
     """`CompiledProgram.run_many` (all jobs' columns shared out as one launch: pieces of jobs
     on different threads, scalar and vector loops) writes what one launch per job writes,
-    for jobs of 1 to 300 columns at odd offsets, on a program whose kernel reads a subset of
-    its inputs (tree_up reads only x)."""
+    for jobs of 1 to 300 columns at odd offsets, given as views or as addresses, on a program
+    whose kernel reads a subset of its inputs (tree_up reads only x)."""
     from zktensor.kernels import elementwise, msm_ec
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     monkeypatch.setattr(elementwise, "SPLIT_FROM", 1)
@@ -165,7 +165,11 @@ def test_run_many_matches_one_launch_per_job(monkeypatch, threads):
         at += B * q + 5
         want.append(msm_ec.run(g, key, kinds, fn, xs))
         got.append([torch.zeros((L, q), dtype=torch.int32) for _ in range(B - 1)])
-        jobs.append((xs, got[-1]))
+        if q % 2:            # odd jobs by address (data pointer, limb stride)
+            jobs.append(([(t.data_ptr(), t.stride(0)) for t in xs],
+                         [(t.data_ptr(), t.stride(0)) for t in got[-1]], q))
+        else:
+            jobs.append((xs, got[-1], q))
     msm_ec.run_many(g, key, kinds, fn, jobs)
     for w, o in zip(want, got):
         assert all(torch.equal(a, b) for a, b in zip(w, o))

@@ -248,33 +248,39 @@ class CompiledProgram:
         return [values[v] for v in self._outputs]
 
     def run_many(self, jobs) -> None:
-        """The program over several batches at once: jobs is a list of (inputs, outs), every
-        tensor a (L, m_job) view with unit column stride and every output given. On the CPU
-        a one-kernel program's jobs are shared by the threads as one launch would be: the
+        """The program over several batches at once: jobs is a list of (inputs, outs, m),
+        every operand a (L, m) int32 view with unit column stride, or on the CPU its address
+        (data pointer, limb stride) as a tuple, and every output given. On the CPU a
+        one-kernel program's jobs are shared by the threads as one launch would be: the
         columns of all jobs, cut into equal shares, each share one task that calls the
         kernel on its pieces (the MSM's rank-major tree level is dozens of column ranges,
-        many too small to split alone: launched one by one they ran mostly on one thread).
-        Elsewhere the jobs run one after another."""
-        jobs = [(ins, outs) for ins, outs in jobs if ins[0].shape[1]]
-        if self.target != "cpu" or len(self._calls) != 1 or len(jobs) <= 1:
-            for ins, outs in jobs:
+        many too small to split alone: launched one by one they ran mostly on one thread;
+        addresses spare the caller a view per operand, ~2 us each). Elsewhere the jobs run
+        one after another."""
+        jobs = [j for j in jobs if j[2]]
+        if self.target != "cpu" or len(self._calls) != 1:
+            for ins, outs, _ in jobs:
                 self(*ins, out=outs)
             return
-        name, kin, kout = self._calls[0]
+        if not jobs:
+            return
+        name = self._calls[0][0]
         fn, vfn = self._cpu_fn(name), self._cpu_fn(name, "vrun")
-        pieces = []                   # (pointer words of the job, its columns)
-        for ins, outs in jobs:
-            m = ins[0].shape[1]
-            if len(ins) != self.meta["n_inputs"] or len(outs) != len(self._outputs):
-                raise TypeError(f"program takes {self.meta['n_inputs']} inputs and {len(self._outputs)} outputs")
-            values = dict(zip(self._outputs, outs))
-            values.update(((i, None), t) for i, t in enumerate(ins))
+        slots = self._kernel_slots()
+        n_in, n_out = self.meta["n_inputs"], len(self._outputs)
+        pieces = []                   # (kernel operand addresses, columns)
+        for ins, outs, m in jobs:
+            if len(ins) != n_in or len(outs) != n_out:
+                raise TypeError(f"program takes {n_in} inputs and {n_out} outputs")
             ops = []
-            for t in [values[v] for v in kout] + [values[v] for v in kin]:   # the kernel's operands
-                if t.dtype != torch.int32 or t.shape != (self.limbs, m) or (m > 1 and t.stride(1) != 1):
-                    raise ValueError(f"run_many operands must be int32 ({self.limbs}, {m}) views with "
-                                     f"unit column stride, got {tuple(t.shape)} {t.dtype}")
-                ops.append((t.data_ptr(), t.stride(0)))
+            for is_out, i in slots:
+                t = outs[i] if is_out else ins[i]
+                if isinstance(t, torch.Tensor):
+                    if t.dtype != torch.int32 or t.shape != (self.limbs, m) or (m > 1 and t.stride(1) != 1):
+                        raise ValueError(f"run_many operands must be int32 ({self.limbs}, {m}) views with "
+                                         f"unit column stride, got {tuple(t.shape)} {t.dtype}")
+                    t = (t.data_ptr(), t.stride(0))
+                ops.append(t)
             pieces.append((ops, m))
         total = sum(m for _, m in pieces)
         threads = launch_threads() if total >= SPLIT_FROM else 1
@@ -301,6 +307,15 @@ class CompiledProgram:
         work(tasks[0])
         for f in futs:
             f.result()
+
+    def _kernel_slots(self) -> list[tuple[bool, int]]:
+        """The one kernel's operands, in its order (outputs, then inputs), as (is an output of
+        the program, index among those)."""
+        if not hasattr(self, "_slots"):
+            _, kin, kout = self._calls[0]
+            outs = {v: i for i, v in enumerate(self._outputs)}
+            self._slots = [(True, outs[v]) for v in kout] + [(False, v[0]) for v in kin]
+        return self._slots
 
     def launch(self, name: str, outs, ins, batch: tuple[int, ...]):
         ops = [_operand_2d(t, batch) for t in list(outs) + list(ins)]

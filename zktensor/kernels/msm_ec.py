@@ -53,20 +53,24 @@ def run(G, key, kinds, fn, inputs, out=None, strategy=None, target=None) -> list
 
 
 def run_many(G, key, kinds, fn, jobs) -> None:
-    """`run` over several batches, jobs = [(inputs, outs)], with every output given (views
-    written in place), in one launch where the target allows (`CompiledProgram.run_many`)."""
+    """`run` over several batches, jobs = [(inputs, outs, m)], with every output given (views
+    written in place), in one launch where the target allows (`CompiledProgram.run_many`;
+    on the CPU an operand may be its address, see there)."""
     if not jobs:
         return
-    c = compiled(G, key, kinds, fn, jobs[0][0][0].device.type)
-    for inputs, _ in jobs:
-        if len(inputs) != c.meta["n_inputs"]:
-            raise TypeError(f"ec program {key!r} takes {c.meta['n_inputs']} component tensors, got {len(inputs)}")
+    c = compiled(G, key, kinds, fn, device_of(jobs))
     if c.target == "triton":
         from . import msm_triton
-        for inputs, outs in jobs:
+        for inputs, outs, _ in jobs:
             msm_triton.run(c, inputs, outs)
         return
     c.run_many(jobs)
+
+
+def device_of(jobs) -> str:
+    """The device type of run_many jobs (addresses are CPU memory)."""
+    t = jobs[0][0][0]
+    return t.device.type if isinstance(t, torch.Tensor) else "cpu"
 
 
 def output_sizes(G, key, kinds, fn) -> list[int]:

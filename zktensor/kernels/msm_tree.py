@@ -333,24 +333,35 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 
         Q = sum(qs)
         Qp = -(-Q // (inverse_block * ALIGN)) * inverse_block * ALIGN if Q > inverse_block * ALIGN else Q
         pre = [torch.empty((L, Qp), dtype=torch.int32, device=dev) for _ in range(npre)]
+        up = (("tree_up", B), ("affine",) * (2 * B), _f_up(B))
+        down = (("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2), _f_down_add(B))
+        # on the CPU operands go to the launch as addresses: a view per operand cost more
+        # than a small job's kernel time
+        addr = all(len(c.meta["calls"]) == 1 and c.target == "cpu"
+                   for c in (msm_ec.compiled(G, *k, dev.type) for k in (up, down)))
+
+        def comps(T, c0, q, C=C):
+            """The C components of columns c0.. c0+q of T (rows: components of L words)."""
+            if not addr:
+                return _views(T, C, slice(c0, c0 + q))
+            assert T.shape[1] <= 1 or T.stride(1) == 1
+            base, ls = T.data_ptr() + 4 * c0, T.stride(0)
+            return [(base + 4 * k * L * ls, ls) for k in range(C)]
         xs_of, at = [], 0
         for j, q in zip(jobs, qs):
             xs, outs = [], []
             for k in range(B):
-                cols = slice(k * q, (k + 1) * q)
-                xs += _views(j.XL, C, cols) + _views(j.XR, C, cols)
-                outs += _views(j.out, C, cols)
-            xs_of.append((xs, outs, slice(at, at + q)))
+                xs += comps(j.XL, k * q, q) + comps(j.XR, k * q, q)
+                outs += comps(j.out, k * q, q)
+            xs_of.append((xs, outs, at, q))
             at += q
-        msm_ec.run_many(G, ("tree_up", B), ("affine",) * (2 * B), _f_up(B),
-                        [(xs, [p[:, cols] for p in pre]) for xs, _, cols in xs_of])
+        msm_ec.run_many(G, *up, [(xs, [comps(p, a, q, 1)[0] for p in pre], q) for xs, _, a, q in xs_of])
         clock.tick("tree_up")
         pre[-1][:, Q:] = pre[-1][:, :1]          # padding: whole blocks for the inversion's levels
         t = batch_inverse(GS.F, pre[-1], inverse_block)
         clock.tick("tree_inv")
-        msm_ec.run_many(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
-                        _f_down_add(B), [([t[:, cols]] + xs + [p[:, cols] for p in pre[:-1]], outs)
-                                         for xs, outs, cols in xs_of])
+        msm_ec.run_many(G, *down, [([comps(t, a, q, 1)[0]] + xs + [comps(p, a, q, 1)[0] for p in pre[:-1]], outs, q)
+                                   for xs, outs, a, q in xs_of])
         clock.tick("tree_down")
     for XR, sp, x in moved:
         XR[:d * L, sp] = x

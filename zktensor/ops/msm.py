@@ -20,10 +20,12 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    outnumber their entries). Identity bases are dropped.
 3. Bucket accumulation as a tensor program: every (window, point) digit is an
    entry; entries are grouped by bucket with a stable radix sort per window
-   row, and all buckets of all windows are summed by one segmented tree of
-   batch-affine additions (`kernels.msm_tree`: each level one batched addition
-   launch sharing one inversion). The tree balances load by construction: a
-   level's work is its pairs, whatever the buckets' sizes.
+   row and placed rank-major (buckets longest first, entry i of every bucket in
+   rank block i), and all buckets of all windows are summed by one tree of
+   batch-affine additions over those blocks (`kernels.msm_tree`: each level adds
+   block 2k+1 onto block 2k in place, all k in one launch pair sharing one
+   inversion). The tree balances load by construction: a level's work is its
+   pairs, whatever the buckets' sizes.
 4. Bucket offsets: bucket v of every row also receives U_v = s_v·g (`bucket_offsets`,
    pseudo-random multiples of the generator g), so no bucket is empty and no two
    buckets or partial sums are equal by construction: the reduction's fused
