@@ -287,9 +287,10 @@ class PairJob:
 
 def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 4,
                   stats: dict | None = None) -> list[torch.Tensor | None]:
-    """Every job's additions with one shared inversion: per job an up launch writing its block
-    products into one buffer, one batch inversion of that buffer, per job a down launch.
-    Returns each job's sum identity flags (None: no sum is the identity).
+    """Every job's additions with one shared inversion: one up launch over all jobs writing
+    their block products into one buffer, one batch inversion of that buffer, one down
+    launch over all jobs (`msm_ec.run_many`). Returns each job's sum identity flags (None:
+    no sum is the identity).
 
     Exceptional pairs (an identity operand, or P = ±Q) get x_R = x_L + 1 before the
     inversion, so that no denominator is zero, and are recomputed after with the complete
@@ -387,7 +388,8 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 
 
 
 RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first summed in pieces of
-                 # this many (a level is a launch pair per pair of ranks, so ranks are capped)
+                 # this many (a level has a job per pair of ranks: the cap bounds the jobs, and
+                 # a heavy bucket would otherwise leave thousands of one-column blocks)
 
 
 def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
@@ -492,7 +494,7 @@ def rank_sums(GS, table, tinf, blocks: RankBlocks | None, src: np.ndarray | None
         off, width = off[0::2], width[0::2]
         if Einf is not None and not bool(Einf.any()):
             Einf = None
-    clock.tick("tree_fix")
+    clock.tick("tree_levels")
     w0, o0 = int(width[0]), int(off[0])
     dst = seg[blocks.order[:w0]]
     move_cols(out, dst, E, np.arange(o0, o0 + w0, dtype=np.int64))
