@@ -424,14 +424,21 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
     kw = dict(block=block, inverse_block=inverse_block, stats=stats)
     if S and lens.max() > RANK_CAP:
         # cut long segments into pieces of RANK_CAP consecutive elements (the last shorter),
-        # sum the pieces, then each segment's pieces
+        # sum the pieces, then each long segment's pieces (a short one's piece is its sum)
         pieces = -(-lens // RANK_CAP)
+        first = np.cumsum(pieces) - pieces
         plens = np.full(int(pieces.sum()), RANK_CAP, dtype=np.int64)
         live = lens > 0
-        plens[(np.cumsum(pieces) - 1)[live]] = lens[live] - (pieces[live] - 1) * RANK_CAP
+        plens[(first + pieces - 1)[live]] = lens[live] - (pieces[live] - 1) * RANK_CAP
         psum, pinf = segment_sums(GS, table, tinf, idx, plens, rows=rows, **kw)
-        return segment_sums(GS, psum, pinf, np.arange(len(plens), dtype=np.int64), pieces, dest=seg,
-                            out_cols=ncols, **kw)
+        long = pieces > 1
+        lp = pieces[long]
+        sub = np.arange(int(lp.sum()), dtype=np.int64) + np.repeat(first[long] - (np.cumsum(lp) - lp), lp)
+        out, out_inf = segment_sums(GS, psum, pinf, sub, lp, dest=seg[long], out_cols=ncols, **kw)
+        short = pieces == 1
+        move_cols(out, seg[short], psum, first[short])
+        move_cols(out_inf, seg[short], pinf, first[short])
+        return out, out_inf
     clock = _Clock(stats)
     blocks = RankBlocks.of(lens)
     src = None
