@@ -173,3 +173,23 @@ def test_run_many_matches_one_launch_per_job(monkeypatch, threads):
     msm_ec.run_many(g, key, kinds, fn, jobs)
     for w, o in zip(want, got):
         assert all(torch.equal(a, b) for a, b in zip(w, o))
+
+
+def test_run_many_refuses_bad_jobs():
+    """`run_many` refuses a job with the wrong number of operands or an operand of the wrong
+    shape, dtype or column stride, before it launches anything."""
+    from zktensor.kernels import msm_ec
+    G = zt.group("bn254.g1")
+    g = group_record("bn254.g1")
+    msm_tree._beta(g)
+    B, L, q = 4, G.L, 8
+    key, kinds, fn = ("tree_up", B), ("affine",) * (2 * B), msm_tree._f_up(B)
+    xs = [torch.zeros((L, q), dtype=torch.int32) for _ in range(4 * B)]
+    outs = [torch.zeros((L, q), dtype=torch.int32) for _ in range(B - 1)]
+    with pytest.raises(TypeError, match="inputs"):
+        msm_ec.run_many(g, key, kinds, fn, [(xs[:-1], outs, q)])
+    for bad in (torch.zeros((L, q + 1), dtype=torch.int32), torch.zeros((L, q), dtype=torch.int64),
+                torch.zeros((L, 2 * q), dtype=torch.int32)[:, ::2]):
+        with pytest.raises(ValueError, match="run_many operands"):
+            msm_ec.run_many(g, key, kinds, fn, [([bad] + xs[1:], outs, q)])     # x of the first left point
+    assert not any(o.any() for o in outs)
