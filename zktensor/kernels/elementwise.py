@@ -177,6 +177,7 @@ class CompiledProgram:
         self._mods = {}
         self._lib = None
         self._fns: dict = {}
+        self._slots = None           # run_many's kernel operand order, made on first use
         self._cost: dict = {}        # entry point -> seconds per element on one thread, measured
 
     # -- artifacts -----------------------------------------------------------
@@ -311,7 +312,7 @@ class CompiledProgram:
     def _kernel_slots(self) -> list[tuple[bool, int]]:
         """The one kernel's operands, in its order (outputs, then inputs), as (is an output of
         the program, index among those)."""
-        if not hasattr(self, "_slots"):
+        if self._slots is None:
             _, kin, kout = self._calls[0]
             outs = {v: i for i, v in enumerate(self._outputs)}
             self._slots = [(True, outs[v]) for v in kout] + [(False, v[0]) for v in kin]

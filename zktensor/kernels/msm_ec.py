@@ -58,7 +58,7 @@ def run_many(G, key, kinds, fn, jobs) -> None:
     on the CPU an operand may be its address, see there)."""
     if not jobs:
         return
-    c = compiled(G, key, kinds, fn, device_of(jobs))
+    c = compiled(G, key, kinds, fn, _device_of(jobs))
     if c.target == "triton":
         from . import msm_triton
         for inputs, outs, _ in jobs:
@@ -67,7 +67,7 @@ def run_many(G, key, kinds, fn, jobs) -> None:
     c.run_many(jobs)
 
 
-def device_of(jobs) -> str:
+def _device_of(jobs) -> str:
     """The device type of run_many jobs (addresses are CPU memory)."""
     t = jobs[0][0][0]
     return t.device.type if isinstance(t, torch.Tensor) else "cpu"

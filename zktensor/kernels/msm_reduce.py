@@ -261,7 +261,7 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     operands and P = ±Q and recompute them (`msm_tree.add_pairs`), and the Horner chain
     uses complete formulas."""
     from ..points import add_complete, double_n
-    from .msm_tree import Clock, add_pairs, to_points
+    from .msm_tree import Clock, add_pairs, padded, to_points
     clock = Clock(stats)
     CL = buckets.shape[0]
     dev = buckets.device
@@ -272,7 +272,7 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     while h >= 1:
         m = h * rows
         cnt = len(arrays)
-        mp = _padded(cnt * m, block)
+        mp = padded(cnt * m, block)
         XL = torch.empty((CL, mp), dtype=torch.int32, device=dev)
         XR = torch.empty((CL, mp), dtype=torch.int32, device=dev)
         for i, t in enumerate(arrays):
@@ -309,11 +309,3 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     R = add_complete(GS, R, part(0))
     clock.tick("reduce_horner")
     return R
-
-
-def _padded(m: int, block: int) -> int:
-    """Pairs of a launch: whole blocks, and whole ALIGN-column block rows from the size at
-    which msm_tree pads its levels the same way."""
-    from .msm_tree import ALIGN
-    unit = block * ALIGN if m > block * ALIGN else block
-    return -(-m // unit) * unit

@@ -117,6 +117,14 @@ def _f_plus_one(P):
     return E.make("affine", x + 1, y)
 
 
+def padded(m: int, block: int) -> int:
+    """m rounded up to whole blocks, and to whole ALIGN-column block rows past one such row:
+    the pairs of a launch, or the values of a batch inversion, with no padded copy in its
+    first levels."""
+    unit = block * ALIGN if m > block * ALIGN else block
+    return -(-m // unit) * unit
+
+
 def _views(t: torch.Tensor, C: int, cols=slice(None)) -> list[torch.Tensor]:
     """The C components of limb-major point data (C·L, m), each a (L, m') view with unit
     column stride (what the CPU target's vector loops take)."""
@@ -145,7 +153,7 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
     the MSM tree's gathers. It drops the GIL, so the kernel threads share the rows.
 
     rows: t point-major (`point_major(t)`), for indices that jump all over t (the tree's
-    first level reads the bases in bucket order). Row by row, each column read is a cache
+    gather reads the bases in bucket order). Row by row, each column read is a cache
     line for 4 bytes, C times; from the point-major copy a column is one read of its C
     words, then chunks are transposed into place: a 2^21-column gather from a 2^19-column
     BN254 table took 44 ms against 140-240 ms on 2 threads. With rows, t may be None (a
@@ -181,7 +189,7 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 
 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
-POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the first level gathers point-major
+POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the tree's gather reads point-major
 PREPARED_POINT_MAJOR_FROM = 1 << 20
 """The same for `MSMBases` tables with weighted copies (M < W), kept point-major, the copy
 made once. Diagnostics (2-core VM, interleaved, dense scalars, MSMs): M = 1 BN254 G1 2^14
@@ -332,7 +340,7 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 
     if jobs:
         npre = max(B - 1, 1)                # the up launch's outputs: p_1 .. p_{B-1} (B = 1: den)
         Q = sum(qs)
-        Qp = -(-Q // (inverse_block * ALIGN)) * inverse_block * ALIGN if Q > inverse_block * ALIGN else Q
+        Qp = padded(Q, inverse_block)
         pre = [torch.empty((L, Qp), dtype=torch.int32, device=dev) for _ in range(npre)]
         up = (("tree_up", B), ("affine",) * (2 * B), _f_up(B))
         down = (("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2), _f_down_add(B))
