@@ -37,6 +37,23 @@ def test_segmented_sums(curve):
     assert out == want
 
 
+@pytest.mark.parametrize("lens", [[], [0, 0], [1, 1, 0, 1], [2, 2, 2], [3, 1, 0, 2, 33, 1, 1]])
+def test_segmented_sums_edge_shapes(lens):
+    """No entries, only singletons, only pairs, and one long segment among short ones
+    (the shape of a C matrix: the short ones finish first and leave the tree)."""
+    F = zt.field("bn254.fr")
+    rng = random.Random(len(lens))
+    keys = [s for s, k in enumerate(lens) for _ in range(k)][::-1]
+    vals = [rng.randrange(F.p) for _ in keys]
+    plan = SegmentPlan(np.array(keys, dtype=np.int64), len(lens))
+    data = F.tensor(vals).data if vals else torch.zeros((F.limbs, 0), dtype=torch.int32)
+    out = zt.FieldTensor(F, plan.sum(F, data)).to_ints()
+    want = [0] * len(lens)
+    for k, v in zip(keys, vals):
+        want[k] = (want[k] + v) % F.p
+    assert out == want
+
+
 @pytest.mark.parametrize("curve", CURVES)
 def test_sparse_matvec_with_stored_coefficients(curve):
     """c·R² coefficients times standard-form witness words give c·w (snarkjs's trick)."""

@@ -74,72 +74,98 @@ class WitnessError(ValueError):
 
 @dataclass
 class _Level:
-    left: torch.Tensor    # positions (in the level's input) of the pairs' first elements
-    right: torch.Tensor   # ... and second elements
-    carry: torch.Tensor   # positions of the unpaired last elements of odd segments
-    pair_out: torch.Tensor
-    carry_out: torch.Tensor
-    size: int             # elements after this level
+    left: torch.Tensor      # positions (in the level's input) of the pairs' first elements;
+                            # the pairs that finish a segment come first
+    right: torch.Tensor     # ... and their second elements
+    done: torch.Tensor      # the segments those n_done pairs finish
+    pair_out: torch.Tensor  # where the other pairs' sums go in the next level's input
+    carry: torch.Tensor     # positions of the unpaired last elements of odd segments ...
+    carry_out: torch.Tensor # ... and where they go
+    size: int               # elements after this level
+
+    @property
+    def n_done(self) -> int:
+        return self.done.numel()
+
+
+def _t(a, device) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)
 
 
 class SegmentPlan:
     """How to sum m values by a segment key (0 <= key < n_segments) with a tree of
-    elementwise additions. Built once (numpy), applied to any (L, m) limb data."""
+    elementwise additions. Built once (numpy), applied to any (L, m) limb data.
+
+    A segment leaves the tree when it is down to one value: singletons are copied to
+    the output at the start, and a level's pairs that finish a segment write their sums
+    straight to it. So each value is moved O(1) times however unequal the lengths are
+    (a C matrix with a few 33-term rows among 200k short ones had every short row
+    carried through all six levels: 80 ms of copies at 2^18 constraints)."""
 
     def __init__(self, keys: np.ndarray, n_segments: int, device=None):
         keys = np.asarray(keys, dtype=np.int64)
         self.m = int(keys.shape[0])
         self.n_segments = int(n_segments)
         order = np.argsort(keys, kind="stable")
-        sk = keys[order]
-        seg_ids, counts = np.unique(sk, return_counts=True)
-        self.order = torch.from_numpy(order).to(device)
-        self.segments = torch.from_numpy(seg_ids.astype(np.int64)).to(device)  # non-empty segments
+        seg_ids, counts = np.unique(keys[order], return_counts=True)
+        starts = np.cumsum(counts) - counts
         self.max_len = int(counts.max()) if counts.size else 0
+        one = counts == 1
+        self.single_src = _t(order[starts[one]], device)        # entry positions of singletons
+        self.single_dst = _t(seg_ids[one], device)
+        lens, segs = counts[~one].astype(np.int64), seg_ids[~one].astype(np.int64)
+        first = np.repeat(starts[~one] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        self.gather = _t(order[first], device)                  # the longer segments' entries, by segment
         self.levels: list[_Level] = []
-        lens = counts.astype(np.int64)
-        while lens.size and lens.max() > 1:
+        while lens.size:
             starts = np.cumsum(lens) - lens
-            pairs = lens // 2
-            new_lens = pairs + (lens & 1)
+            fin = lens == 2
+            cl, cs = lens[~fin], starts[~fin]
+            pairs = cl // 2
+            new_lens = pairs + (cl & 1)
             new_starts = np.cumsum(new_lens) - new_lens
-            seg_of_pair = np.repeat(np.arange(len(lens)), pairs)
+            seg_of_pair = np.repeat(np.arange(len(cl)), pairs)
             k = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-            left = starts[seg_of_pair] + 2 * k
-            pair_out = new_starts[seg_of_pair] + k
-            odd = np.flatnonzero(lens & 1)
-            carry = starts[odd] + lens[odd] - 1
-            carry_out = new_starts[odd] + new_lens[odd] - 1
-            t = lambda a: torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)  # noqa: E731
-            self.levels.append(_Level(t(left), t(left + 1), t(carry), t(pair_out), t(carry_out),
-                                      int(new_lens.sum())))
-            lens = new_lens
+            odd = np.flatnonzero(cl & 1)
+            left = np.concatenate([starts[fin], cs[seg_of_pair] + 2 * k])
+            self.levels.append(_Level(
+                left=_t(left, device), right=_t(left + 1, device),
+                done=_t(segs[fin], device),
+                pair_out=_t(new_starts[seg_of_pair] + k, device),
+                carry=_t(cs[odd] + cl[odd] - 1, device),
+                carry_out=_t(new_starts[odd] + new_lens[odd] - 1, device),
+                size=int(new_lens.sum())))
+            lens, segs = new_lens, segs[~fin]
 
     def to(self, device) -> "SegmentPlan":
         new = object.__new__(SegmentPlan)
         new.__dict__.update(self.__dict__)
-        new.order, new.segments = self.order.to(device), self.segments.to(device)
-        new.levels = [_Level(*(getattr(lv, f).to(device) for f in ("left", "right", "carry", "pair_out",
-                                                                    "carry_out")), lv.size)
+        for f in ("single_src", "single_dst", "gather"):
+            setattr(new, f, getattr(self, f).to(device))
+        new.levels = [_Level(*(getattr(lv, f).to(device) for f in ("left", "right", "done", "pair_out",
+                                                                    "carry", "carry_out")), lv.size)
                       for lv in self.levels]
         return new
 
     def sum(self, F: FieldSpace, values: torch.Tensor) -> torch.Tensor:
         """(L, m) Montgomery data in entry order -> (L, n_segments) sums (zero where empty)."""
         L = values.shape[0]
-        x = values.index_select(1, self.order)
+        out = torch.zeros((L, self.n_segments), dtype=torch.int32, device=values.device)
+        if self.single_dst.numel():
+            out.index_copy_(1, self.single_dst, values.index_select(1, self.single_src))
+        x = values.index_select(1, self.gather)
         for lv in self.levels:
+            (s,) = run_program(F, "qap_add", 2, _ADD,
+                               [x.index_select(1, lv.left), x.index_select(1, lv.right)])
+            nd = lv.n_done
+            if nd:
+                out.index_copy_(1, lv.done, s[:, :nd])
             y = torch.empty((L, lv.size), dtype=torch.int32, device=x.device)
-            if lv.left.numel():
-                (s,) = run_program(F, "qap_add", 2, _ADD,
-                                   [x.index_select(1, lv.left), x.index_select(1, lv.right)])
-                y[:, lv.pair_out] = s
+            if lv.pair_out.numel():
+                y.index_copy_(1, lv.pair_out, s[:, nd:])
             if lv.carry.numel():
-                y[:, lv.carry_out] = x.index_select(1, lv.carry)
+                y.index_copy_(1, lv.carry_out, x.index_select(1, lv.carry))
             x = y
-        out = torch.zeros((L, self.n_segments), dtype=torch.int32, device=x.device)
-        if self.segments.numel():
-            out[:, self.segments] = x
         return out
 
 
