@@ -22,14 +22,16 @@ _LAZY = {
     "field": ".tensor", "FieldSpace": ".tensor", "FieldTensor": ".tensor", "cat": ".tensor",
     "stack": ".tensor",
     "group": ".points", "GroupSpace": ".points", "PointTensor": ".points",
-    "msm": ".ops.msm", "msm_prepare": ".ops.msm", "msm_many": ".ops.msm", "MSMConfig": ".ops.msm", "MSMBases": ".ops.msm",
+    "msm": ".ops.msm", "msm_prepare": ".ops.msm", "msm_many": ".ops.msm", "msm_plan": ".ops.msm",
+    "MSMPlan": ".ops.msm", "MSMConfig": ".ops.msm", "MSMBases": ".ops.msm",
 }
 
 __version__ = "0.1.0"
 
 __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", "stack", "config",
            "ntt", "intt", "NTTConfig",
-           "group", "GroupSpace", "PointTensor", "msm", "msm_prepare", "msm_many", "MSMConfig", "MSMBases"]
+           "group", "GroupSpace", "PointTensor", "msm", "msm_prepare", "msm_many", "msm_plan", "MSMPlan",
+           "MSMConfig", "MSMBases"]
 
 
 def __getattr__(name):

@@ -331,3 +331,44 @@ def test_msm_many_matches_separate_oracles(name):
         msm_many([], bases)
     with pytest.raises(TypeError, match="MSMBases"):
         msm_many([(ks, 0)], P)
+
+
+@pytest.mark.parametrize("cap", [None, 5])
+def test_msm_plan_shared_by_g1_and_g2(monkeypatch, cap):
+    """One plan (digits, sort, layout) run against G1 and G2 bases of one geometry, each
+    with identity bases where the other has points: every result equals its oracle, for
+    plain and weighted tables, a batch, and a heavy bucket of ones cut into pieces (cap)."""
+    from zktensor.kernels import msm_tree
+    if cap:
+        monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
+    names = ("bn254.g1", "bn254.g2")
+    n = 40
+    pts = {nm: list(oracle_points(nm, n)) for nm in names}
+    pts["bn254.g1"][5] = pts["bn254.g1"][2] = None
+    pts["bn254.g2"][9] = pts["bn254.g2"][2] = None
+    ks = scalars("bn254.g1", n, seed=9)
+    r = group_record("bn254.g1").r
+    ks[:12] = [1] * 12
+    ks[12], ks[13], ks[9] = 0, r - 1, 0
+    rows = [ks, ks[::-1]]
+    for checkpoint in (1, 1024):
+        bases = {nm: zt.msm_prepare(zt.group(nm).tensor(pts[nm]), window=4, checkpoint=checkpoint)
+                 for nm in names}
+        plan = zt.msm_plan(ks, *bases.values())
+        batch = zt.msm_plan(rows, *bases.values())
+        for nm in names:
+            g = group_record(nm)
+            assert zt.msm(plan, bases[nm]).to_affine() == O.msm(g, pts[nm], ks)
+            assert zt.msm(batch, bases[nm]).to_affine() == [O.msm(g, pts[nm], k) for k in rows]
+    g1 = zt.group("bn254.g1")
+    other = zt.msm_prepare(g1.tensor(pts["bn254.g1"]), window=5, checkpoint=1024)
+    with pytest.raises(ValueError, match="one geometry"):
+        zt.msm_plan(ks, bases["bn254.g1"], other)
+    with pytest.raises(ValueError, match="another geometry"):
+        zt.msm(plan, other)
+    with pytest.raises(TypeError, match="MSMBases"):
+        zt.msm(plan, g1.tensor(pts["bn254.g1"]))
+    with pytest.raises(ValueError, match="39 scalars but 40 bases"):
+        zt.msm_plan(ks[:39], bases["bn254.g1"])
+    with pytest.raises(ValueError, match="no bases"):
+        zt.msm_plan(ks)

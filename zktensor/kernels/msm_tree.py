@@ -37,7 +37,7 @@ Identity rows carry a flag.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -421,15 +421,41 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
     holds the sums. Before this layout every level gathered its pairs through index arrays
     into fresh tables: diagnostic A/B, BN254 G1 dense MSMs, interleaved processes, 2^16 on
     two threads 212-230 ms against 236-276 ms, 2^18 on one thread 693-968 against
-    824-1019 ms."""
+    824-1019 ms.
+
+    The index side (`tree_plan`) depends only on idx and lens: callers that sum the same
+    columns of several tables make it once and call `tree_sums`."""
     if rows is None:
         rows = point_major(table)
+    clock = _Clock(stats)
+    plan = tree_plan(idx, lens, dest, out_cols)
+    clock.tick("tree_index")
+    return tree_sums(GS, table, tinf, plan, block, inverse_block, stats, rows)
+
+
+@dataclass
+class TreePlan:
+    """Where `tree_sums` gathers every column and puts every sum (`tree_plan`): the rank-major
+    layout `blocks` with src[c] the table column of layout column c, segment s of the layout
+    going to column seg[s] of the (ncols) result. With pieces (segments longer than
+    RANK_CAP), the layout sums the pieces, `then` sums each long segment's pieces and
+    `short` = (result columns, piece columns) moves the one-piece segments."""
+    blocks: "RankBlocks | None"
+    src: np.ndarray | None
+    seg: np.ndarray
+    ncols: int
+    then: "TreePlan | None" = None
+    short: tuple | None = None
+
+
+def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
+              out_cols: int | None = None) -> TreePlan:
+    """The index side of `segment_sums` (same arguments)."""
     lens = np.asarray(lens, dtype=np.int64)
     idx = np.asarray(idx, dtype=np.int64)
     S = len(lens)
     seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
-    kw = dict(block=block, inverse_block=inverse_block, stats=stats)
     if S and lens.max() > RANK_CAP:
         # cut long segments into pieces of RANK_CAP consecutive elements (the last shorter),
         # sum the pieces, then each long segment's pieces (a short one's piece is its sum)
@@ -438,16 +464,12 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
         plens = np.full(int(pieces.sum()), RANK_CAP, dtype=np.int64)
         live = lens > 0
         plens[(first + pieces - 1)[live]] = lens[live] - (pieces[live] - 1) * RANK_CAP
-        psum, pinf = segment_sums(GS, table, tinf, idx, plens, rows=rows, **kw)
+        plan = tree_plan(idx, plens)
         long = pieces > 1
         lp = pieces[long]
         sub = np.arange(int(lp.sum()), dtype=np.int64) + np.repeat(first[long] - (np.cumsum(lp) - lp), lp)
-        out, out_inf = segment_sums(GS, psum, pinf, sub, lp, dest=seg[long], out_cols=ncols, **kw)
         short = pieces == 1
-        move_cols(out, seg[short], psum, first[short])
-        move_cols(out_inf, seg[short], pinf, first[short])
-        return out, out_inf
-    clock = _Clock(stats)
+        return replace(plan, then=tree_plan(sub, lp, seg[long], ncols), short=(seg[short], first[short]))
     blocks = RankBlocks.of(lens)
     src = None
     if blocks is not None:
@@ -458,8 +480,22 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
             w, o = int(blocks.width[t]), int(blocks.off[t])
             np.add(first[:w], t, out=src[o:o + w])
             np.take(idx, src[o:o + w], out=src[o:o + w], mode="clip")
-    clock.tick("tree_index")
-    return rank_sums(GS, table, tinf, blocks, src, seg, ncols, block, inverse_block, stats, rows)
+    return TreePlan(blocks, src, seg, ncols)
+
+
+def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 4, inverse_block: int = 4,
+              stats: dict | None = None, rows: torch.Tensor | None = None):
+    """`segment_sums` from its plan."""
+    if plan.then is None:
+        return rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
+                         stats, rows)
+    psum, pinf = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block,
+                           inverse_block, stats, rows)
+    out, out_inf = tree_sums(GS, psum, pinf, plan.then, block, inverse_block, stats, point_major(psum))
+    dst, cols = plan.short
+    move_cols(out, dst, psum, cols)
+    move_cols(out_inf, dst, pinf, cols)
+    return out, out_inf
 
 
 @dataclass

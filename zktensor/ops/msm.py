@@ -164,6 +164,7 @@ def choose_chunks(N: int) -> int:
 # -- bucket offsets ---------------------------------------------------------------------------
 
 _offsets: dict = {}
+_offset_scalars: dict = {}
 
 
 def bucket_offsets(GS: GroupSpace, c: int, chunks: int, device):
@@ -172,25 +173,37 @@ def bucket_offsets(GS: GroupSpace, c: int, chunks: int, device):
     (K values) drawn once per process from a CSPRNG: U costs Lc + K scalar
     multiplications and one batched addition, and its points obey no linear relation
     with small coefficients that the bucket reduction could meet (so empty buckets,
-    which would otherwise all be equal, are not). Cached per (group, c, K, device)."""
+    which would otherwise all be equal, are not). The scalars are drawn per (r, c, K),
+    so groups of one scalar field (G1 and G2) get the same total and their prepared bases
+    can share an `MSMPlan` (whose generator digits cancel it); the points are cached per
+    (group, c, K, device)."""
     key = (GS.name, c, chunks, str(device))
     if key not in _offsets:
-        import secrets
         N = 1 << (c - 1)
         K = chunks
         Lc = N // K
-        r = GS.r
-        a = [secrets.randbelow(r) for _ in range(Lc)]
-        b = [secrets.randbelow(r) for _ in range(K)]
+        a, b, total = _offset_draw(GS.r, c, K)
         g = GS.generator((Lc + K,), device=device)
         ab = scalar_mul(g, a + b)
         U = ab[:Lc].reshape(1, Lc) + ab[Lc:].reshape(K, 1)        # (K, Lc): U[k, j]
         xy, inf = U.reshape(N).affine()
         if bool(inf.any()):   # probability ~N/r
             raise AssertionError("bucket offset is the identity")
-        total = sum((k * Lc + j + 1) * (a[j] + b[k]) for k in range(K) for j in range(Lc)) % r
         _offsets[key] = (xy, total)
     return _offsets[key]
+
+
+def _offset_draw(r: int, c: int, K: int):
+    """(a, b, sum_v v·s_v mod r) of `bucket_offsets`, drawn once per (r, c, K)."""
+    key = (r, c, K)
+    if key not in _offset_scalars:
+        import secrets
+        Lc = (1 << (c - 1)) // K
+        a = [secrets.randbelow(r) for _ in range(Lc)]
+        b = [secrets.randbelow(r) for _ in range(K)]
+        total = sum((k * Lc + j + 1) * (a[j] + b[k]) for k in range(K) for j in range(Lc)) % r
+        _offset_scalars[key] = (a, b, total)
+    return _offset_scalars[key]
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -404,7 +417,8 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
 
     points: a 1-D PointTensor (e.g. G.tensor(list of affine points)) or `MSMBases` from
     `msm_prepare`. scalars: a FieldTensor of the group's scalar field, or Python ints in
-    [0, r) (a list, or a list of lists). `stats` (a dict) receives what was chosen (window,
+    [0, r) (a list, or a list of lists), or an `MSMPlan` of them (`msm_plan`) for prepared
+    bases. `stats` (a dict) receives what was chosen (window,
     chunks, ...), the tree's level sizes and wall/CPU seconds per phase. Without `config`:
     prepared bases keep the config they were prepared with; otherwise zt.config(msm=...),
     else the tuning cache, else the cost model."""
@@ -414,7 +428,7 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
     cfg = config
     if cfg is None:
         if isinstance(points, MSMBases):
-            cfg = msm_config(G, points.n, dev, prepared=True) if user_config("msm") else points.config
+            cfg = _prepared_config(points, None)
         elif isinstance(points, PointTensor) and len(points.shape) == 1:
             cfg = msm_config(G, points.shape[0], dev, batch=_batch_of(scalars))
         else:
@@ -423,6 +437,8 @@ def msm(scalars, points, config: MSMConfig | None = None, stats: dict | None = N
     if stats is not None:
         stats["strategy"] = strategy or "default"
     with zt_config(strategy=strategy):
+        if isinstance(scalars, MSMPlan):
+            return _msm_planned(scalars, points, cfg, stats)
         return _msm(scalars, points, cfg, stats)
 
 
@@ -454,19 +470,96 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
         return _with_bases(bases, word_jobs, cfg, stats)
 
 
+def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,
+             stats: dict | None = None) -> MSMPlan:
+    """The scalar side of MSMs of `scalars` (as for `msm`) against each of `bases` (prepared,
+    of one geometry: same number of bases, window, checkpoints, chunks and scalar field; G1
+    and G2 bases may share a plan): signed digits, sort and bucket layout, made once, so that
+    `msm(plan, b)` for each b skips them. A scalar 0, or one whose base is the identity in
+    every given set, gets no entries; a base that is the identity in some sets only is
+    summed as the identity there."""
+    if not bases:
+        raise ValueError("msm_plan: no bases")
+    for b in bases:
+        if not isinstance(b, MSMBases):
+            raise TypeError("msm_plan takes MSMBases from msm_prepare")
+    cfgs = [_prepared_config(b, config) for b in bases]
+    keys = [plan_key(b, c) for b, c in zip(bases, cfgs)]
+    for i, k in enumerate(keys[1:], 1):
+        if k != keys[0]:
+            raise ValueError(f"msm_plan: bases {i} ({bases[i].G.name}, {_describe(bases[i], cfgs[i])}) differ "
+                             f"from bases 0 ({bases[0].G.name}, {_describe(bases[0], cfgs[0])}); a plan "
+                             "needs one geometry")
+    words = scalar_words(bases[0].G, scalars)
+    Bt, ns, _ = words.shape
+    if ns != bases[0].n:
+        raise ValueError(f"msm_plan: {ns} scalars but {bases[0].n} bases")
+    plan = _bases_plan(list(bases), [(words[b], 0) for b in range(Bt)], cfgs[0], stats)
+    return replace(plan, squeeze=_is_vector(scalars))
+
+
+def _prepared_config(bases: MSMBases, config: MSMConfig | None) -> MSMConfig:
+    """`msm`'s config for prepared bases: the caller's, zt.config(msm=...), else the bases' own."""
+    if config is not None:
+        return config
+    return msm_config(bases.G, bases.n, bases.device, prepared=True) if user_config("msm") else bases.config
+
+
+def _describe(bases: MSMBases, cfg: MSMConfig) -> str:
+    return (f"n={bases.n}, window={bases.window}, checkpoint={bases.M}, chunks={bases.chunks}, "
+            f"offset={bool(cfg.offset)}, reduction={cfg.reduction}")
+
+
+def _is_vector(scalars) -> bool:
+    """Scalars given as one vector (msm returns one point), not a (B, n) batch."""
+    if isinstance(scalars, FieldTensor):
+        return len(scalars.shape) != 2
+    return not (len(scalars) and isinstance(list(scalars)[0], (list, tuple)))
+
+
+def _msm_planned(plan: MSMPlan, bases, cfg: MSMConfig, stats: dict | None) -> PointTensor:
+    if not isinstance(bases, MSMBases):
+        raise TypeError("msm(plan, bases): a plan from msm_plan runs against MSMBases")
+    if plan.key != plan_key(bases, cfg):
+        raise ValueError(f"msm: the plan was made for bases of another geometry than these "
+                         f"({bases.G.name}, {_describe(bases, cfg)})")
+    res = _run(bases, plan, cfg, stats)
+    return res[0] if plan.squeeze else res
+
+
 def _with_bases(bases: MSMBases, word_jobs, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     """The MSMs of scalar words (k, Lr) against bases offset .. offset + k of prepared bases,
     for each (words, offset) of word_jobs, in one bucket tree: a (len(word_jobs),) PointTensor."""
-    base_inf = bases.base_inf.cpu().numpy()
+    return _run(bases, _bases_plan([bases], word_jobs, cfg, stats), cfg, stats)
+
+
+def _bases_plan(sets: list, word_jobs, cfg: MSMConfig, stats: dict | None) -> MSMPlan:
+    """The plan of word_jobs against prepared bases of one geometry: a scalar goes through
+    the buckets unless it is 0 or its base is the identity in every set."""
+    b0 = sets[0]
+    base_inf = b0.base_inf.cpu().numpy()
+    for b in sets[1:]:
+        base_inf = base_inf & b.base_inf.cpu().numpy()
     js, n_ones, n_dense = [], 0, 0
     for words, off in word_jobs:
         live, ones = split_scalars(words[None], base_inf[off:off + len(words)], cfg.sparse)
         js.append((words[live[0]], off + np.flatnonzero(live[0])))
         n_ones, n_dense = n_ones + int(ones.sum()), n_dense + int((live & ~ones).sum())
-    res = _pippenger(bases.G, bases.table, bases.tinf, js, bases.n, bases.window, [bases.window] * bases.W,
-                     bases.M, bases.J, bases.chunks, bases.offset_total, cfg, bases.device, stats, bases.rows)
+    plan = _plan(js, b0.n, [b0.window] * b0.W, b0.M, b0.J, b0.chunks, b0.offset_total, cfg, b0.G.Fr,
+                 stats)
+    return replace(plan, key=plan_key(b0, cfg), ones=n_ones, dense=n_dense)
+
+
+def plan_key(bases: MSMBases, cfg: MSMConfig) -> tuple:
+    """What an `MSMPlan` depends on besides the scalars: bases with equal keys share plans."""
+    return (bases.G.r, bases.n, bases.window, bases.W, bases.M, bases.J, bases.chunks, bases.offset_total,
+            bool(cfg.offset), cfg.reduction == "halving")
+
+
+def _run(bases: MSMBases, plan: MSMPlan, cfg: MSMConfig, stats: dict | None) -> PointTensor:
+    res = _sums(bases.G, bases.table, bases.tinf, plan, cfg, bases.device, stats, bases.rows)
     if stats is not None:
-        stats.update(ones=n_ones, dense=n_dense)
+        stats.update(ones=plan.ones, dense=plan.dense)
     return res
 
 
@@ -497,8 +590,7 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     Bt, ns, _ = words.shape
     if ns != n:
         raise ValueError(f"msm: {ns} scalars but {n} points")
-    squeeze = not (isinstance(scalars, FieldTensor) and len(scalars.shape) == 2) and not (
-        not isinstance(scalars, FieldTensor) and len(scalars) and isinstance(list(scalars)[0], (list, tuple)))
+    squeeze = _is_vector(scalars)
     dev = (bases.device if bases is not None else points.device)
     if n == 0:
         res = GS.identity((Bt,), device=dev)
@@ -547,11 +639,41 @@ def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, 
     they multiply, as columns of the n-base table. Windows t = j·M + m (checkpoint j, round
     m); widths[t] bits each (uniform when J > 1, so that a round sits at the same offset in
     every checkpoint)."""
+    plan = _plan(jobs, n, widths, M, J, K, offset_total, cfg, GS.Fr, stats)
+    return _sums(GS, table, tinf, plan, cfg, dev, stats, table_rows)
+
+
+@dataclass
+class MSMPlan:
+    """The scalar side of MSMs against prepared bases (`msm_plan`): the scalars' signed digits
+    sorted into the bucket tree's layout. It depends on the scalars and on the bases'
+    geometry (`key`: n, window, checkpoints, bucket offsets) only, not on the points, so
+    MSMs of one scalar vector against several sets of bases (Groth16's A and B1 in G1 and
+    B2 in G2) make it once."""
+    key: tuple | None
+    tree: object            # `msm_tree.TreePlan`: every digit's table column, in bucket order
+    heavy: bool             # a bucket past RANK_CAP (cut into pieces)
+    Bt: int                 # batch rows (MSMs)
+    rows: int               # bucket rows: round m of batch row b is row m·Bt + b
+    N: int
+    K: int
+    round_off: list         # bit offset of round m
+    widths: list            # of the windows
+    J: int                  # checkpoints
+    entries: int
+    ones: int = 0
+    dense: int = 0
+    squeeze: bool = False   # `msm` returns one point, not a (1,) batch
+
+
+def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
+    """Digits, sort and bucket layout of `_pippenger`'s jobs."""
     from ..kernels.msm_tree import Clock
     clock = Clock(stats)
     Bt = len(jobs)
-    Lr = GS.Fr.limbs
-    r = GS.r
+    Lr = Fr.limbs
+    r = Fr.p
+    c = max(widths)
     N = 1 << (c - 1)
     W = len(widths)
     round_off = [sum(widths[:m]) for m in range(M)]          # bit offset of round m
@@ -578,11 +700,17 @@ def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, 
     cmap = [(np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cb[None, :]).ravel() for cb in cols]
     dgs = [digits[m::M, start[b]:start[b + 1]].ravel() for m in range(M) for b in range(Bt)]
     cmaps = [cmap[b] for m in range(M) for b in range(Bt)]
-    rows = M * Bt
     clock.tick("digits")
-    T = _bucket_rows(GS, table, tinf.to(dev), dgs, cmaps, N, K, J * (n + 1), cfg, dev, stats,
-                     table_rows)   # (L, 4d, rows)
+    tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats)
+    return MSMPlan(None, tree, heavy, Bt, M * Bt, N, K, round_off, list(widths), J, entries)
+
+
+def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
+    """The plan's MSMs against a table: bucket sums, reduction, combination."""
+    from ..kernels.msm_tree import Clock
+    T = _bucket_rows(GS, table, tinf.to(dev), plan, cfg, stats, table_rows)   # (L, 4d, rows)
     clock = Clock(stats)
+    Bt, M, round_off = plan.Bt, plan.rows // plan.Bt, plan.round_off
     if T.device.type == "cpu" and Bt <= HOST_COMBINE_ROWS:
         res = _combine_on_host(GS, T, round_off, Bt)
     else:   # Horner over rounds
@@ -592,7 +720,8 @@ def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, 
             res = add_complete(GS, res, T[:, :, m * Bt:(m + 1) * Bt])
     clock.tick("combine")
     if stats is not None:
-        stats.update(window=c, widths=widths, windows=W, rounds=M, checkpoints=J, chunks=K, buckets=rows * N)
+        stats.update(window=max(plan.widths), widths=plan.widths, windows=len(plan.widths), rounds=M,
+                     checkpoints=plan.J, chunks=plan.K, buckets=plan.rows * plan.N, entries=plan.entries)
     return PointTensor(GS, res.contiguous())
 
 
@@ -615,13 +744,13 @@ def _combine_on_host(GS, T, round_off, Bt):
     return GS.tensor(sums, device=T.device).data
 
 
-def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, table_rows=None):
-    """T_r = sum_v v·(bucket v of row r) for every row r of signed digits dgs[r], digit i of
-    row r selecting table column cmaps[r][i] (its negation that + width; the bucket offsets
-    U_v follow at 2·width). table_rows: the table point-major, where the caller keeps it so
-    (`MSMBases`; table None)."""
-    from ..kernels.msm_reduce import reduce_buckets, reduce_halving
-    from ..kernels.msm_tree import RANK_CAP, Clock, RankBlocks, rank_sums, segment_sums
+def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
+    """The bucket tree's plan for rows of signed digits dgs[r], digit i of row r selecting
+    table column cmaps[r][i] (its negation that + width; the bucket offsets U_v follow at
+    2·width): (`msm_tree.TreePlan`, whether a bucket was cut into pieces, entries). Bucket
+    v of row r is summed into column dest of the (rows·N) bucket table laid out for the
+    reduction."""
+    from ..kernels.msm_tree import RANK_CAP, Clock, RankBlocks, TreePlan, tree_plan
     clock = Clock(stats)
     rows = len(dgs)
     counts = np.empty((rows, N + 1), dtype=np.int64)
@@ -637,19 +766,18 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
     S = rows * N
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
     # (halving: K = 1, i.e. (v - 1)·rows + row)
-    halving = cfg.reduction == "halving"
-    Lc = N if halving else N // K
+    Lc = N if cfg.reduction == "halving" else N // K
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
     dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
-    kw = dict(block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
 
     def entries(r):
         """Row r's nonzero digits in bucket order: (their table columns, their buckets v)."""
         mags, order = sorted_[r]
         o = order[counts[r, 0]:]                                 # digit 0 sorts first: dropped
         return np.take(cmaps[r], o) + (np.take(dgs[r], o) < 0) * width, mags[o]
-    if lens.max() > RANK_CAP:        # a heavy bucket (the scalars 1): the pieces of segment_sums
+    heavy = bool(lens.max() > RANK_CAP)
+    if heavy:        # a heavy bucket (the scalars 1): the pieces of segment_sums
         idx = np.empty(int(lens.sum()), dtype=np.int64)
         ends = np.cumsum(lens)
 
@@ -667,7 +795,8 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
                     idx[a:b] = cols
         host_parallel(rows, fill, S)
         clock.tick("sort")
-        buckets, binf = segment_sums(GS, table, tinf, idx, lens, dest=dest, out_cols=S, rows=table_rows, **kw)
+        tree = tree_plan(idx, lens, dest, S)
+        clock.tick("tree_index")
     else:
         # the rank-major layout straight from the sorted digits: entry i of bucket (r, v) goes
         # to column off[i] + pos[(r, v)], the offset U_v last (`msm_tree.rank_sums`)
@@ -690,17 +819,29 @@ def _bucket_rows(GS, table, tinf, dgs, cmaps, N, K, width, cfg, dev, stats, tabl
         if blocks is not None:
             host_parallel(rows, place, S)
         clock.tick("sort")
-        buckets, binf = rank_sums(GS, table, tinf, blocks, src, dest, S, rows=table_rows, **kw)
+        tree = TreePlan(blocks, src, dest, S)
+    return tree, heavy, int(lens.sum())
+
+
+def _bucket_rows(GS, table, tinf, plan: MSMPlan, cfg, stats, table_rows=None):
+    """T_r = sum_v v·(bucket v of row r) for every bucket row r of the plan, from the table
+    (limb-major; or `table_rows`, point-major, where the caller keeps it so: `MSMBases`,
+    table None): (L, 4d, rows)."""
+    from ..kernels.msm_reduce import reduce_buckets, reduce_halving
+    from ..kernels.msm_tree import Clock, point_major, tree_sums
+    rows, N, K = plan.rows, plan.N, plan.K
+    kw = dict(block=cfg.tree_block, inverse_block=cfg.inverse_block, stats=stats)
+    if plan.heavy and table_rows is None:
+        table_rows = point_major(table)
+    buckets, binf = tree_sums(GS, table, tinf, plan.tree, rows=table_rows, **kw)
     clock = Clock(stats)
-    if halving:
+    if cfg.reduction == "halving":
         sub = {} if stats is not None else None
         T = reduce_halving(GS, buckets, binf, rows, N, cfg.tree_block, cfg.inverse_block, stats=sub)
         if sub:
             stats["reduce_phases"] = sub["time"]
             stats["reduce_exceptional"] = sub.get("exceptional", 0)
     else:
-        T = reduce_buckets(GS, buckets, binf, rows, K, Lc, stats=stats)   # (L, 4d, rows), row = m·B + b
+        T = reduce_buckets(GS, buckets, binf, rows, K, N // K, stats=stats)   # (L, 4d, rows), row = m·B + b
     clock.tick("reduce")
-    if stats is not None:
-        stats["entries"] = int(lens.sum())
     return T
