@@ -154,13 +154,20 @@ def test_auto_checkpoints_follow_size_and_budget():
 
 
 def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypatch):
-    """Above MERGE_UPTO wires the G1 witness MSMs are three nodes over three tables; the
-    proof is the same kind snarkjs accepts."""
+    """Above MERGE_UPTO wires the G1 witness MSMs are three nodes over three tables, which
+    share one msm_plan with B2 (G2) where their geometry agrees, and make their own where
+    it does not (B2 consolidated here); the proofs are the kind snarkjs accepts."""
     from zktensor.groth16 import prover as prover_mod
     monkeypatch.setattr(prover_mod, "MERGE_UPTO", 0)
     fx = fixtures["multi_public"]
-    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu")
-    assert P.witness_tables == ("a", "b1", "c") and set(P.bases) == {"B2", "H", "a", "b1", "c"}
-    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
-    assert {"msm_a", "msm_b1", "msm_c"} <= {s.name for s in P.last_run.stats}
-    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    auto = prover_mod.auto_checkpoints
+    for b2_checkpoint, shared in ((None, ("a", "b1", "c", "B2")), (1, ("a", "b1", "c"))):
+        if b2_checkpoint is not None:
+            monkeypatch.setattr(prover_mod, "auto_checkpoints",
+                                lambda *a, **k: {**auto(*a, **k), "B2": b2_checkpoint})
+        P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu")
+        assert P.witness_tables == ("a", "b1", "c") and set(P.bases) == {"B2", "H", "a", "b1", "c"}
+        assert P.shared_plan == shared
+        P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+        assert {"msm_plan", "msm_a", "msm_b1", "msm_c", "msm_b2"} <= {s.name for s in P.last_run.stats}
+        assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")

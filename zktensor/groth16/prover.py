@@ -10,16 +10,19 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
     w_std ─┬─ check (the .r1cs, when given; runs first) ──────────────────────────────┐
            ├─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┤
            ├─ Bw* ─┘   (POLY, then the H-MSM: the critical path)                       │
-           └─ scalars ─┬─ msm_a, msm_b1, msm_c (G1) ─ blind_ab: s·A + r·B1        ├─ assemble*
-                       │   or msm_ab1c: the three in one bucket tree (small keys)     │
-                       └─ msm_b2 (G2)            the witness MSMs, beside POLY        │
+           └─ scalars ─ msm_plan ─┬─ msm_a, msm_b1, msm_c (G1) ─ blind_ab: s·A + r·B1 ├─ assemble*
+                (or msm_ab1c: the     │                                                  │
+                 three in one tree)   └─ msm_b2 (G2)     the witness MSMs, beside POLY   │
     blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
 
 ``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
 three evaluations go through one batched inverse NTT and one batched coset NTT
 (``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division
-by Z); ``msm_h`` takes p against the H points. For keys of up to ``MERGE_UPTO`` wires
-the three G1 witness MSMs (A, B1 and C, the last over the private wires) are one node,
+by Z); ``msm_h`` takes p against the H points. The witness MSMs all take the whole
+witness as scalars (C's bases, for the private wires, come after identity points for
+the public ones), so ``msm_plan`` makes their digits, sort and bucket layout once
+(`ops.msm.msm_plan`) for msm_a, msm_b1, msm_c and msm_b2. For keys of up to ``MERGE_UPTO`` wires
+the three G1 witness MSMs (A, B1 and C) are one node instead,
 ``msm_ab1c``: one bucket tree over the three sections' bases side by side
 (`ops.msm.msm_many`), so they share its launches, sort, reduction and final combination,
 which are most of a small MSM's cost. The MSM bases are prepared once, when the Prover is
@@ -137,6 +140,22 @@ def _abc(outs) -> tuple:
     return tuple(pts)
 
 
+class _AfterIdentities:
+    """A key section of bases for wires k.. (C: the private wires) after k identity points, so
+    that its MSM takes the whole witness as scalars (the identities get no bucket entries) and
+    shares the other witness MSMs' `msm_plan`."""
+
+    def __init__(self, k: int, section):
+        self.k, self.section, self.name = k, section, section.name
+
+    def __len__(self):
+        return self.k + len(self.section)
+
+    def points(self, G, device) -> PointTensor:
+        P = G.from_bytes(self.section.raw, device=device, check=True)
+        return cat_points([G.identity((self.k,), device=device), P]) if self.k else P
+
+
 @dataclass
 class _Bases:
     """Resident prepared bases of one or more key sections side by side (None: all empty):
@@ -196,8 +215,9 @@ class Prover:
         # the G1 witness sections: side by side in one table for one bucket tree, or apart
         merge = max(len(z.A), len(z.B1), len(z.C)) <= MERGE_UPTO
         self.witness_tables = ("ab1c",) if merge else ("a", "b1", "c")
-        witness = ((("ab1c", (z.A, z.B1, z.C), self.G1),) if merge else
-                   (("a", (z.A,), self.G1), ("b1", (z.B1,), self.G1), ("c", (z.C,), self.G1)))
+        C = _AfterIdentities(z.n_public + 1, z.C)     # C over all wires: its scalars are the witness's
+        witness = ((("ab1c", (z.A, z.B1, C), self.G1),) if merge else
+                   (("a", (z.A,), self.G1), ("b1", (z.B1,), self.G1), ("c", (C,), self.G1)))
         tables = (("B2", (z.B2,), self.G2), ("H", (z.H,), self.G1)) + witness
         if checkpoint is not None and checkpoint < 1:
             raise ValueError(f"checkpoint must be >= 1, got {checkpoint}")
@@ -229,7 +249,8 @@ class Prover:
         parts = []
         for sec in secs:
             try:
-                parts.append(G.from_bytes(sec.raw, device=self.device, check=True))
+                parts.append(sec.points(G, self.device) if isinstance(sec, _AfterIdentities) else
+                             G.from_bytes(sec.raw, device=self.device, check=True))
             except ValueError as e:
                 raise FormatError(f"{self.path}: {sec.name}: {e}") from None
         P = parts[0] if len(parts) == 1 else cat_points(parts)
@@ -239,12 +260,12 @@ class Prover:
         return _Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
 
     def _shared_plan_tables(self) -> tuple:
-        """The witness MSMs over all wires (A, B1 in G1, B2 in G2) whose bases have one
-        geometry: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
-        made its own (~0.1 s of work each at 2^18 wires on one core). C, over the private
-        wires only, has other scalars."""
+        """The witness MSMs (A, B1, C in G1, B2 in G2; C's bases after identities for the
+        public wires) whose bases have one geometry: one `msm_plan` (digits, sort, bucket
+        layout) serves them all, where each made its own (~0.1 s of work each at 2^18 wires
+        on one core)."""
         cfg = None if self._tuned_msm else self.msm_config
-        names = [t for t in ("a", "b1", "B2") if t in self.bases and self.bases[t].prepared is not None]
+        names = [t for t in ("a", "b1", "c", "B2") if t in self.bases and self.bases[t].prepared is not None]
         keys = {t: plan_key(self.bases[t].prepared, cfg or self.bases[t].prepared.config) for t in names}
         group = tuple(t for t in names if names and keys[t] == keys[names[0]])
         return group if len(group) > 1 else ()
@@ -297,7 +318,6 @@ class Prover:
         """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs."""
         F, g = self.F, Graph("groth16_prove")
         B = self.bases
-        npub = self.n_public
         P = dict(lane="poly", critical=True, kind="poly")
         g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
         g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
@@ -309,8 +329,7 @@ class Prover:
               kind="msm")
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
         # the G1 witness MSMs A, B1 and C (over the private wires), one node per table
-        per = {"a": lambda s: [s], "b1": lambda s: [s], "c": lambda s: [s[npub + 1:]],
-               "ab1c": lambda s: [s, s, s[npub + 1:]]}
+        per = {"a": lambda s: [s], "b1": lambda s: [s], "c": lambda s: [s], "ab1c": lambda s: [s, s, s]}
         wit = [f"msm_{t}" for t in self.witness_tables]
         shared = self.shared_plan
         cfg = None if self._tuned_msm else self.msm_config
