@@ -352,7 +352,9 @@ class Prover:
         else:
             g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm",
                   priority=1)
-        g.add("blinding", self._blinding, [], lane="blind", kind="msm")
+        # short (5-30 ms) and needed only at the end, but left to the end by its rank it was
+        # the proof's tail at 2^16 (both workers busy until the last MSM): run early instead
+        g.add("blinding", self._blinding, [], lane="blind", kind="msm", priority=1)
         k = len(wit)
         g.add("blind_ab", lambda *v: self._blind_ab(*_abc(v[:k])[:2], v[k]), wit + ["blinding"], lane="g1",
               kind="msm")
