@@ -236,7 +236,6 @@ class Prover:
         self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
             [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
         self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
-        self.shared_plan = self._shared_plan_tables()
         self.load_s = time.perf_counter() - t0
         self.last_run: RunResult | None = None
 
@@ -259,15 +258,18 @@ class Prover:
         checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
         return _Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
 
-    def _shared_plan_tables(self) -> tuple:
+    @property
+    def shared_plan(self) -> tuple:
         """The witness MSMs (A, B1, C in G1, B2 in G2; C's bases after identities for the
-        public wires) whose bases have one geometry: one `msm_plan` (digits, sort, bucket
-        layout) serves them all, where each made its own (~0.1 s of work each at 2^18 wires
-        on one core)."""
+        public wires) whose bases have one geometry under the config a proof would run
+        with now: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
+        made its own (~0.1 s of work each at 2^18 wires on one core)."""
         cfg = None if self._tuned_msm else self.msm_config
         names = [t for t in ("a", "b1", "c", "B2") if t in self.bases and self.bases[t].prepared is not None]
-        keys = {t: plan_key(self.bases[t].prepared, cfg or self.bases[t].prepared.config) for t in names}
-        group = tuple(t for t in names if names and keys[t] == keys[names[0]])
+        if not names:
+            return ()
+        key = plan_key(self.bases[names[0]].prepared, cfg)
+        group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
         return group if len(group) > 1 else ()
 
     def _load_r1cs(self, r1cs):
@@ -328,8 +330,7 @@ class Prover:
         g.add("msm_h", lambda p: self._msm(B["H"], p, self.G1), ["join_abc"], lane="poly", critical=True,
               kind="msm")
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
-        # the G1 witness MSMs A, B1 and C (over the private wires), one node per table
-        per = {"a": lambda s: [s], "b1": lambda s: [s], "c": lambda s: [s], "ab1c": lambda s: [s, s, s]}
+        # the G1 witness MSMs A, B1 and C, one node per table (each section's scalars: the witness)
         wit = [f"msm_{t}" for t in self.witness_tables]
         shared = self.shared_plan
         cfg = None if self._tuned_msm else self.msm_config
@@ -342,8 +343,8 @@ class Prover:
                 g.add(f"msm_{t}", lambda p, t=t: msm(p, B[t].prepared, config=cfg).reshape(1), ["msm_plan"],
                       lane="g1", kind="msm")
             else:
-                g.add(f"msm_{t}", lambda s, t=t: self._msm_many(B[t], per[t](s), self.G1), ["scalars"],
-                      lane="g1", kind="msm")
+                g.add(f"msm_{t}", lambda s, t=t: self._msm_many(B[t], [s] * len(B[t].sizes), self.G1),
+                      ["scalars"], lane="g1", kind="msm")
         # the G2 MSM is the longest side node (2.7 s against ~1.1 s for each G1 one at 2^18 on
         # 2 CPU workers): started first, the G1 MSMs fill in around it (longest first)
         if "B2" in shared:

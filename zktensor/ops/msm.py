@@ -550,8 +550,10 @@ def _bases_plan(sets: list, word_jobs, cfg: MSMConfig, stats: dict | None) -> MS
     return replace(plan, key=plan_key(b0, cfg), ones=n_ones, dense=n_dense)
 
 
-def plan_key(bases: MSMBases, cfg: MSMConfig) -> tuple:
-    """What an `MSMPlan` depends on besides the scalars: bases with equal keys share plans."""
+def plan_key(bases: MSMBases, config: MSMConfig | None = None) -> tuple:
+    """What an `MSMPlan` for `bases` depends on besides the scalars, with `msm`'s config
+    (config None: as `msm` resolves it): bases with equal keys share plans."""
+    cfg = _prepared_config(bases, config)
     return (bases.G.r, bases.n, bases.window, bases.W, bases.M, bases.J, bases.chunks, bases.offset_total,
             bool(cfg.offset), cfg.reduction == "halving")
 
