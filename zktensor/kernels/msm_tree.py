@@ -486,11 +486,11 @@ def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
 def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 4, inverse_block: int = 4,
               stats: dict | None = None, rows: torch.Tensor | None = None):
     """`segment_sums` from its plan."""
+    sums = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
+                     stats, rows)
     if plan.then is None:
-        return rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
-                         stats, rows)
-    psum, pinf = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block,
-                           inverse_block, stats, rows)
+        return sums
+    psum, pinf = sums
     out, out_inf = tree_sums(GS, psum, pinf, plan.then, block, inverse_block, stats, point_major(psum))
     dst, cols = plan.short
     move_cols(out, dst, psum, cols)
