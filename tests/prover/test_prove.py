@@ -5,6 +5,7 @@ import json
 import pytest
 
 from fixture_support import FIXTURE_NAMES
+import zktensor as zt
 from zktensor.groth16.formats import FormatError, read_r1cs, read_wtns, write_wtns
 from zktensor.groth16.formats.json_io import proof_to_json, read_json
 from zktensor.groth16.prover import Prover, WitnessError
@@ -171,3 +172,8 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
         assert {"msm_plan", "msm_a", "msm_b1", "msm_c", "msm_b2"} <= {s.name for s in P.last_run.stats}
         assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    # a config around prove applies to the plan and to every MSM that runs it
+    with zt.config(msm={"reduction": "suffix"}):
+        assert P.shared_plan == ("a", "b1", "c")
+        P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json")
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
