@@ -650,15 +650,13 @@ class MSMPlan:
     """The scalar side of MSMs against prepared bases (`msm_plan`): the scalars' signed digits
     sorted into the bucket tree's layout. It depends on the scalars and on the bases'
     geometry (`key`: n, window, checkpoints, bucket offsets) only, not on the points, so
-    MSMs of one scalar vector against several sets of bases (Groth16's A and B1 in G1 and
-    B2 in G2) make it once."""
+    MSMs of one scalar vector against several sets of bases (Groth16's A, B1 and C in G1
+    and B2 in G2) make it once."""
     key: tuple | None
     tree: object            # `msm_tree.TreePlan`: every digit's table column, in bucket order
     heavy: bool             # a bucket past RANK_CAP (cut into pieces)
     Bt: int                 # batch rows (MSMs)
-    rows: int               # bucket rows: round m of batch row b is row m·Bt + b
-    N: int
-    K: int
+    K: int                  # chunks of the suffix reduction
     round_off: list         # bit offset of round m
     widths: list            # of the windows
     J: int                  # checkpoints
@@ -666,6 +664,16 @@ class MSMPlan:
     ones: int = 0
     dense: int = 0
     squeeze: bool = False   # `msm` returns one point, not a (1,) batch
+
+    @property
+    def rows(self) -> int:
+        """Bucket rows: round m of batch row b is row m·Bt + b."""
+        return len(self.round_off) * self.Bt
+
+    @property
+    def N(self) -> int:
+        """Buckets a row."""
+        return 1 << (max(self.widths) - 1)
 
 
 def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
@@ -704,7 +712,7 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     cmaps = [cmap[b] for m in range(M) for b in range(Bt)]
     clock.tick("digits")
     tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats)
-    return MSMPlan(None, tree, heavy, Bt, M * Bt, N, K, round_off, list(widths), J, entries)
+    return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries)
 
 
 def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
@@ -712,7 +720,7 @@ def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
     from ..kernels.msm_tree import Clock
     T = _bucket_rows(GS, table, tinf.to(dev), plan, cfg, stats, table_rows)   # (L, 4d, rows)
     clock = Clock(stats)
-    Bt, M, round_off = plan.Bt, plan.rows // plan.Bt, plan.round_off
+    Bt, M, round_off = plan.Bt, len(plan.round_off), plan.round_off
     if T.device.type == "cpu" and Bt <= HOST_COMBINE_ROWS:
         res = _combine_on_host(GS, T, round_off, Bt)
     else:   # Horner over rounds
