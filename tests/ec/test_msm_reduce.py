@@ -40,7 +40,7 @@ def _table(G, B, rows, N):
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
-@pytest.mark.parametrize("rows,N", [(1, 2), (3, 8), (2, 32)])
+@pytest.mark.parametrize("rows,N", [(1, 2), (3, 8), (2, 32), (4, 16)])
 @pytest.mark.parametrize("kind", ["random", "exceptional", "all-equal"])
 def test_reduce_halving(name, rows, N, kind):
     g, B = _buckets(name, rows, N, kind)

@@ -821,7 +821,7 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
             for r in range(lo, hi):
                 cols, v = entries(r)
                 bstart = np.cumsum(counts[r, 1:]) - counts[r, 1:]             # bucket v's first entry
-                rank = np.arange(len(v), dtype=np.int64) - bstart[v - 1]
+                rank = np.arange(len(v), dtype=np.int64) - np.repeat(bstart, counts[r, 1:])
                 p = pos[r * N:(r + 1) * N]
                 src[blocks.off[rank] + p[v - 1]] = cols
                 if cfg.offset:
