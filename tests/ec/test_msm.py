@@ -72,6 +72,7 @@ CONFIGS = [
     MSMConfig(window=5, chunks=16, reduction="suffix"),
     MSMConfig(window=8, tree_block=1, inverse_block=2),
     MSMConfig(window=6, tree_block=2, inverse_block=8),
+    MSMConfig(window=7, tree_block=4, inverse_block=4),
     MSMConfig(window=4, offset=False),
     MSMConfig(window=4, offset=False, reduction="suffix"),
     MSMConfig(window=4, sparse=False),

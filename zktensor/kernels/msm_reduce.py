@@ -244,7 +244,7 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
 
 
 def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,
-                   block: int = 4, inverse_block: int = 4, stats: dict | None = None) -> torch.Tensor:
+                   block: int = 2, inverse_block: int = 2, stats: dict | None = None) -> torch.Tensor:
     """T_r = sum_v v·B_{r,v} for `rows` rows of N buckets (N a power of two), by halving.
 
     buckets: limb-major affine data (2d·L, N·rows) with unit column stride, column

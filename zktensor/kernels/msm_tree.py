@@ -270,7 +270,7 @@ def exceptional(XL, XR, infL, infR, d, L):
 
 
 def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: torch.Tensor,
-              out: torch.Tensor, block: int = 4, inverse_block: int = 4, n: int | None = None,
+              out: torch.Tensor, block: int = 2, inverse_block: int = 2, n: int | None = None,
               stats: dict | None = None) -> torch.Tensor:
     """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
     `block`, with identity flags (None: no operand is the identity); returns the sums'
@@ -293,7 +293,7 @@ class PairJob:
     n: int | None = None
 
 
-def add_pair_jobs(GS, jobs: list[PairJob], block: int = 4, inverse_block: int = 4,
+def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 2,
                   stats: dict | None = None) -> list[torch.Tensor | None]:
     """Every job's additions with one shared inversion: one up launch over all jobs writing
     their block products into one buffer, one batch inversion of that buffer, one down
@@ -401,8 +401,8 @@ RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first sum
 
 
 def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
-                 dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 4,
-                 inverse_block: int = 4, stats: dict | None = None, rows: torch.Tensor | None = None):
+                 dest: np.ndarray | None = None, out_cols: int | None = None, block: int = 2,
+                 inverse_block: int = 2, stats: dict | None = None, rows: torch.Tensor | None = None):
     """Sums of the segments of columns of a limb-major affine table (2d·L, T) with identity
     flags (T,).
 
@@ -483,7 +483,7 @@ def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
     return TreePlan(blocks, src, seg, ncols)
 
 
-def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 4, inverse_block: int = 4,
+def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 2, inverse_block: int = 2,
               stats: dict | None = None, rows: torch.Tensor | None = None):
     """`segment_sums` from its plan."""
     sums = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
@@ -522,7 +522,7 @@ class RankBlocks:
 
 
 def rank_sums(GS, table, tinf, blocks: RankBlocks | None, src: np.ndarray | None, seg: np.ndarray,
-              ncols: int, block: int = 4, inverse_block: int = 4, stats: dict | None = None,
+              ncols: int, block: int = 2, inverse_block: int = 2, stats: dict | None = None,
               rows: torch.Tensor | None = None):
     """`segment_sums` from its rank-major layout: src[c] is the table column of column c of
     the layout `blocks`; segment s goes to column seg[s] of the result."""

@@ -86,6 +86,11 @@ class MSMConfig:
     offset       put an offset point in every bucket (see module docstring)
     tree_block   pairs per block in a tree level's fused inversion+addition launches
     inverse_block  B of the blocked batch inversion of the block products (`kernels.msm_inverse`)
+                 Both 2: every (tree_block, inverse_block) does ~6 products an addition, and
+                 the smaller blocks keep the down kernel's operands in registers (diagnostic
+                 A/B, 2-core VM, 2 threads, 2026-11-22: BN254 G1 2^16 171-212 ms against
+                 195-222 ms for 4/4, 2^18 556-600 against 590-664; BN254 G2 2^14 139-154
+                 against 144-157). Not measured on a GPU.
     cost_affine / cost_bucket   cost-model weights: one batch-affine addition, and one
                  bucket's share (its offset entry and its suffix-sum step), in the same unit
                  (measured on the CPU target: a tree addition ~120 ns, a bucket ~310 ns a thread)
@@ -97,8 +102,8 @@ class MSMConfig:
     checkpoint: int | None = None
     sparse: bool = True
     offset: bool = True
-    tree_block: int = 4
-    inverse_block: int = 4
+    tree_block: int = 2
+    inverse_block: int = 2
     cost_affine: float = 1.0
     cost_bucket: float = 2.6
     strategy: str | None = None

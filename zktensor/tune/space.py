@@ -173,7 +173,7 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
             return lambda cur: {"checkpoint": math.ceil(n_windows(bits, cur["window"]) / k)}
         ks = [k for k in (2, 4, 8, 16) if k <= max_copies]
         axes.append(Axis("copies", [copies(k) for k in ks]))
-    axes += [Axis("tree_block", [2, 8]), Axis("inverse_block", [2, 8])]
+    axes += [Axis("tree_block", [4, 8]), Axis("inverse_block", [4, 8])]      # against 2, 2
     if device.type == "cuda":
         axes.append(Axis("strategy", ["int32", "fp64"]))
     else:
