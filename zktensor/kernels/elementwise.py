@@ -284,7 +284,13 @@ class CompiledProgram:
                 ops.append(t)
             pieces.append((ops, m))
         total = sum(m for _, m in pieces)
-        threads = launch_threads() if total >= SPLIT_FROM else 1
+        # shared by threads as `_launch_cpu` shares a launch: from SPLIT_FROM columns and
+        # SPLIT_WORK of one-thread time, by the kernel's measured cost (a first launch runs on
+        # one thread, timed)
+        timer = vfn if vfn is not None else fn
+        cost = self._cost.get(id(timer))
+        split = total >= SPLIT_FROM and (SPLIT_WORK <= 0 or (cost is not None and total * cost >= SPLIT_WORK))
+        threads = launch_threads() if split else 1
         share = -(-total // (threads * SPLIT_ALIGN)) * SPLIT_ALIGN
         tasks, cur, room = [], [], share
         for ops, m in pieces:
@@ -304,6 +310,13 @@ class CompiledProgram:
         def work(calls):
             for f, args in calls:
                 f(*args)
+        if threads == 1 and total >= COST_FROM:
+            t0 = time.perf_counter()
+            work(tasks[0])
+            per = (time.perf_counter() - t0) / total
+            if cost is None or per < cost:
+                self._cost[id(timer)] = per
+            return
         futs = [_pool(threads).submit(work, t) for t in tasks[1:]]
         work(tasks[0])
         for f in futs:
