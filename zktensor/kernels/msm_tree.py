@@ -248,14 +248,18 @@ def exceptional(XL, XR, infL, infR, d, L):
     """Columns with an identity operand or equal x (P = ±Q), or None. Equal x is looked for
     on the lowest word first, so the full comparison only touches candidates. infL/infR may
     be None (no identity operands)."""
-    if XL.device.type == "cpu" and infL is None:     # numpy: a fraction of torch's overhead here
+    if XL.device.type == "cpu":     # numpy: a fraction of torch's overhead here
         cn = XL[0].numpy() == XR[0].numpy()
+        if infL is not None:
+            cn |= infL.numpy() | infR.numpy()
         if not cn.any():
             return None
-        idx = torch.from_numpy(np.flatnonzero(cn))
-        keep = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
+        idx = np.flatnonzero(cn)
+        keep = (XL[:d * L].numpy()[:, idx] == XR[:d * L].numpy()[:, idx]).all(axis=0)
+        if infL is not None:
+            keep |= infL.numpy()[idx] | infR.numpy()[idx]
         idx = idx[keep]
-        return idx if len(idx) else None
+        return torch.from_numpy(idx) if len(idx) else None
     cand = XL[0] == XR[0]
     if infL is not None:
         cand |= infL | infR
@@ -385,12 +389,23 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
             infL = infR = torch.zeros(m, dtype=torch.bool, device=dev)
         sinf = infL & infR
         sp, (opL, opR) = spc
-        # exceptional pairs, recomputed with complete XYZZ arithmetic
-        a = to_points(GS, opL, infL[sp])
-        b = to_points(GS, opR, infR[sp])
-        xy, inf = PointTensor(GS, add_complete(GS, a.data, b.data)).affine()
-        j.out[:, sp] = from_points_xy(xy)
-        sinf[sp] = inf
+        iL, iR = infL[sp], infR[sp]
+        # an identity operand: the sum is the other operand (a copy; the witness MSMs of a
+        # shared plan meet many, where a base is the identity in one table only)
+        ident = iL | iR
+        if bool(ident.any()):
+            c = torch.nonzero(ident).reshape(-1)
+            j.out[:, sp[c]] = torch.where(iL[c].reshape(1, -1), opR[:, c], opL[:, c])
+            sinf[sp[c]] = iL[c] & iR[c]
+            rest = torch.nonzero(~ident).reshape(-1)
+            sp, opL, opR, iL, iR = sp[rest], opL[:, rest], opR[:, rest], iL[rest], iR[rest]
+        if len(sp):
+            # P = ±Q: recomputed with complete XYZZ arithmetic
+            a = to_points(GS, opL, iL)
+            b = to_points(GS, opR, iR)
+            xy, inf = PointTensor(GS, add_complete(GS, a.data, b.data)).affine()
+            j.out[:, sp] = from_points_xy(xy)
+            sinf[sp] = inf
         res.append(sinf)
     return res
 
