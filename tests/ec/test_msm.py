@@ -373,3 +373,28 @@ def test_msm_plan_shared_by_g1_and_g2(monkeypatch, cap):
         zt.msm_plan(ks[:39], bases["bn254.g1"])
     with pytest.raises(ValueError, match="no bases"):
         zt.msm_plan(ks)
+
+
+@pytest.mark.parametrize("cap", [None, 5])
+def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap):
+    """A bucket row cut into pieces of digit positions (threads share a one-row plan): the
+    pieces' sorts merged by rank give the oracle's sums, with identity bases, zeros, r - 1
+    and a heavy bucket of ones (cap) cut into pieces across the row's pieces."""
+    from zktensor.kernels import msm_tree
+    from zktensor.kernels.elementwise import launch_budget
+    from zktensor.ops import msm as msm_mod
+    if cap:
+        monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
+    monkeypatch.setattr(msm_mod, "PIECE_MIN", 16)
+    nm, n = "bn254.g1", 48
+    pts = list(oracle_points(nm, n))
+    pts[3] = pts[30] = None
+    ks = scalars(nm, n, seed=11)
+    ks[::4] = [1] * 12
+    ks[5], ks[6] = 0, group_record(nm).r - 1
+    bases = zt.msm_prepare(zt.group(nm).tensor(pts), window=4, checkpoint=1)
+    want = O.msm(group_record(nm), pts, ks)
+    for threads in (1, 3):
+        with launch_budget(threads):
+            plan = zt.msm_plan(ks, bases)
+        assert zt.msm(plan, bases).to_affine() == want

@@ -64,10 +64,11 @@ import numpy as np
 import torch
 
 from ..config import config as zt_config, msm_config, user as user_config
-from ..kernels.elementwise import host_parallel
+from ..kernels.elementwise import host_parallel, launch_threads
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
+PIECE_MIN = 1 << 15     # nonzero digits from which a bucket row's placing is cut into pieces
 MAX_WINDOW = 16          # |digit| <= 2^(c-1) fits the uint16 radix sort
 
 
@@ -768,15 +769,31 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
     from ..kernels.msm_tree import RANK_CAP, Clock, RankBlocks, TreePlan, tree_plan
     clock = Clock(stats)
     rows = len(dgs)
-    counts = np.empty((rows, N + 1), dtype=np.int64)
-    sorted_ = [None] * rows
+    n_digits = sum(len(d) for d in dgs)
+    # rows are sorted in pieces of digit positions, so that threads share even a plan of one
+    # bucket row (a prepared table with M = 1: one thread's ~25 ms of a 2^16-constraint
+    # proof). A stable sort puts a bucket's entries of an earlier piece first, so an entry's
+    # rank in its bucket is its rank in the piece plus the bucket's entries in earlier pieces.
+    parts = max(1, launch_threads() // max(rows, 1))
+    pieces = []                                      # (row, first digit, end)
+    for r in range(rows):
+        step = max(-(-len(dgs[r]) // parts), PIECE_MIN)
+        pieces += [(r, a, min(a + step, len(dgs[r]))) for a in range(0, len(dgs[r]), step)] or [(r, 0, 0)]
+    pcounts = np.empty((len(pieces), N + 1), dtype=np.int64)
+    sorted_ = [None] * len(pieces)
 
-    def sort_rows(lo, hi):
-        for r in range(lo, hi):
-            mags = np.abs(dgs[r]).astype(np.uint16)
-            sorted_[r] = (mags, np.argsort(mags, kind="stable"))     # a radix sort: uint16 keys
-            counts[r] = np.bincount(mags, minlength=N + 1)
-    host_parallel(rows, sort_rows, sum(len(d) for d in dgs))
+    def sort_pieces(lo, hi):
+        for k in range(lo, hi):
+            r, a, b = pieces[k]
+            mags = np.abs(dgs[r][a:b]).astype(np.uint16)
+            sorted_[k] = (mags, np.argsort(mags, kind="stable"))     # a radix sort: uint16 keys
+            pcounts[k] = np.bincount(mags, minlength=N + 1)
+    host_parallel(len(pieces), sort_pieces, n_digits)
+    counts = np.zeros((rows, N + 1), dtype=np.int64)
+    prior = np.empty((len(pieces), N), dtype=np.int64)     # bucket v's entries in earlier pieces
+    for k, (r, _, _) in enumerate(pieces):
+        prior[k] = counts[r, 1:]
+        counts[r] += pcounts[k]
     lens = counts[:, 1:].ravel() + (1 if cfg.offset else 0)     # segments (row, v) in order
     S = rows * N
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
@@ -786,29 +803,30 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
     dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
 
-    def entries(r):
-        """Row r's nonzero digits in bucket order: (their table columns, their buckets v)."""
-        mags, order = sorted_[r]
-        o = order[counts[r, 0]:]                                 # digit 0 sorts first: dropped
-        return np.take(cmaps[r], o) + (np.take(dgs[r], o) < 0) * width, mags[o]
+    def entries(k):
+        """Piece k's nonzero digits in bucket order: their table columns, and per bucket v
+        its count among them (`np.repeat(x, c)` is x[v - 1] for each), and their ranks in
+        the row's buckets."""
+        r, a, _ = pieces[k]
+        mags, order = sorted_[k]
+        o = order[pcounts[k, 0]:] + a                            # digit 0 sorts first: dropped
+        c = pcounts[k, 1:]
+        rank = np.arange(len(o), dtype=np.int64) + np.repeat(prior[k] - (np.cumsum(c) - c), c)
+        return np.take(cmaps[r], o) + (np.take(dgs[r], o) < 0) * width, c, rank
     heavy = bool(lens.max() > RANK_CAP)
     if heavy:        # a heavy bucket (the scalars 1): the pieces of segment_sums
         idx = np.empty(int(lens.sum()), dtype=np.int64)
         ends = np.cumsum(lens)
+        seg0 = ends - lens                                        # segment (r, v)'s first index
 
         def fill(lo, hi):
-            for r in range(lo, hi):
-                cols, _ = entries(r)
-                a, b = (ends[r * N - 1] if r else 0), ends[(r + 1) * N - 1]
-                if cfg.offset:      # each segment: its entries, then its offset U_v (last)
-                    seg_end = ends[r * N:(r + 1) * N] - a - 1
-                    mask = np.ones(b - a, dtype=bool)
-                    mask[seg_end] = False
-                    idx[a:b][mask] = cols
-                    idx[a:b][seg_end] = 2 * width + np.arange(N, dtype=np.int64)
-                else:
-                    idx[a:b] = cols
-        host_parallel(rows, fill, S)
+            for k in range(lo, hi):
+                r, a, _ = pieces[k]
+                cols, c, rank = entries(k)
+                idx[np.repeat(seg0[r * N:(r + 1) * N], c) + rank] = cols
+                if cfg.offset and a == 0:   # each segment: its entries, then its offset U_v
+                    idx[ends[r * N:(r + 1) * N] - 1] = 2 * width + np.arange(N, dtype=np.int64)
+        host_parallel(len(pieces), fill, S + n_digits)
         clock.tick("sort")
         tree = tree_plan(idx, lens, dest, S)
         clock.tick("tree_index")
@@ -823,16 +841,15 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
             src = np.zeros(blocks.total, dtype=np.int64)
 
         def place(lo, hi):
-            for r in range(lo, hi):
-                cols, v = entries(r)
-                bstart = np.cumsum(counts[r, 1:]) - counts[r, 1:]             # bucket v's first entry
-                rank = np.arange(len(v), dtype=np.int64) - np.repeat(bstart, counts[r, 1:])
+            for k in range(lo, hi):
+                r, a, _ = pieces[k]
+                cols, c, rank = entries(k)
                 p = pos[r * N:(r + 1) * N]
-                src[blocks.off[rank] + p[v - 1]] = cols
-                if cfg.offset:
+                src[blocks.off[rank] + np.repeat(p, c)] = cols
+                if cfg.offset and a == 0:
                     src[blocks.off[counts[r, 1:]] + p] = 2 * width + np.arange(N, dtype=np.int64)
         if blocks is not None:
-            host_parallel(rows, place, S)
+            host_parallel(len(pieces), place, S + n_digits)
         clock.tick("sort")
         tree = TreePlan(blocks, src, dest, S)
     return tree, heavy, int(lens.sum())
