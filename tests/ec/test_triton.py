@@ -24,6 +24,7 @@ import zktensor as zt
 from zktensor import points as pts_mod
 from zktensor.kernels import aot, msm_ec, msm_reduce, msm_tree, msm_triton
 from zktensor.kernels.elementwise import TRITON_BLOCK
+from zktensor.ops.msm import MSMConfig
 
 
 def _triton(G, key, kinds, fn, strategy="int32"):
@@ -107,7 +108,9 @@ def test_interpreted_add_and_double():
 
 # The other MSM kernels on two columns (one program instance of BLOCK = 64; the cost is per
 # instance, not per column). Measured on 2 shared cores, warm kernel cache: lane_step 9-15 s,
-# tree_up 1-2 s, tree_down_add (B = 4) 9-21 s.
+# tree_up 1-2 s, tree_down_add (B = 4) 9-21 s. The tree kernels are tested at the block
+# the MSM launches (MSMConfig's default tree_block).
+TREE_B = MSMConfig().tree_block
 
 
 def test_interpreted_lane_step():
@@ -152,7 +155,7 @@ def _prefix_dens(g, pairs) -> list[list[int]]:
 
 
 def test_interpreted_tree_up():
-    name, B = "bn254.g1", 4
+    name, B = "bn254.g1", TREE_B
     g = group_record(name)
     msm_tree._beta(g)
     pairs = _tree_pairs(name, B, 2)
@@ -162,7 +165,7 @@ def test_interpreted_tree_up():
 
 def test_interpreted_tree_down_add():
     """From 1/p_{B-1} and p_1 .. p_{B-2} (from the oracle), the B affine sums."""
-    name, B = "bn254.g1", 4
+    name, B = "bn254.g1", TREE_B
     g = group_record(name)
     msm_tree._beta(g)
     pairs = _tree_pairs(name, B, 2)
@@ -339,7 +342,7 @@ def _msm_kernels(name):
     """(label, key, kinds, fn) of every point kernel an MSM launches on the Triton target."""
     g = group_record(name)
     msm_tree._beta(g)
-    B = 4
+    B = TREE_B
     if name in msm_reduce.SPLIT_LANE:       # its add_products part is in _add_kernels
         lane = [(key, key, kinds, fn) for key, kinds, fn in msm_reduce.LANE_PARTS]
     else:
@@ -364,7 +367,8 @@ def _msm_kernels(name):
 # with one or two Fq2 products in a kernel (23 to 302 STL), so on the Triton target all its
 # point programs are chains of kernels of at most two Fq products (msm_triton.KERNEL_CUTS):
 # addition 20 kernels (96 to 254 registers), doubling 12, lane_step 36, tree_up 6,
-# tree_down_add 27; all 101 compiled without spills in 12.7 min on 2 cores. BN254 G2's
+# tree_down_add 27 (tree kernels at B = 4, the default then); all 101 compiled without
+# spills in 12.7 min on 2 cores. BN254 G2's
 # lane_step, two additions fused, spills (91 STL; 15 min): on the
 # Triton target it is three kernels (msm_reduce.lane_step): lane_run 239 registers (147 s),
 # add_products as above, lane_finish 240 registers (124 s), no spills.
