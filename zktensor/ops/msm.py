@@ -68,7 +68,7 @@ from ..kernels.elementwise import host_parallel, launch_threads
 from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
 from ..tensor import FieldTensor
 
-PIECE_MIN = 1 << 15     # nonzero digits from which a bucket row's placing is cut into pieces
+PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
 MAX_WINDOW = 16          # |digit| <= 2^(c-1) fits the uint16 radix sort
 
 
