@@ -116,3 +116,15 @@ def test_invert_few_on_host(field_name):
     for block in ((2, 4, 8) if F.bits <= 384 else (4,)):
         inv = batch_inverse(F, F.tensor(nz).data, block)
         assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in nz]
+
+
+@pytest.mark.parametrize("block", [2, 3, 4])
+def test_blocked_batch_inverse_levels(block):
+    """The MSM's blocked batch inversion over several levels, with and without padding (on
+    the CPU the levels launch by operand addresses), against Python's pow."""
+    from zktensor.kernels.msm_inverse import batch_inverse
+    F = zt.field("bn254.fq")
+    for n in (17, 100, 257, 1000):
+        xs = [x or 1 for x in sample(F.p, n, n)]
+        inv = batch_inverse(F, F.tensor(xs).data, block)
+        assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in xs]
