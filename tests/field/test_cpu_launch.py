@@ -113,6 +113,34 @@ def test_split_follows_measured_cost(monkeypatch, pool_sizes):
     assert f(a, a).to_ints() == want and set(seen) == {2}
 
 
+def test_run_many_split_follows_measured_cost(monkeypatch, pool_sizes):
+    """`run_many` (the MSM tree's and batch inversion's launches) shares its columns among
+    threads by the rule of one launch: only when the kernel's measured one-thread time for
+    them reaches SPLIT_WORK (a first run is on one thread, timed); the words are the same."""
+    from zktensor.config import choose
+    from zktensor.ops.elementwise import _program
+    F = zt.field("bn254.fr")
+    prog = elementwise.get_program(_program(F, ("test_run_many_mul_add",), 2, lambda a, b: a * b + b),
+                                   *choose("cpu", None, None))
+    n = 4 * elementwise.SPLIT_FROM
+    xs = [(i * 0x9E3779B97F4A7C15 + 3) % P for i in range(n)]
+    ys = [(i * 0x632BE59BD9B4E019 + 5) % P for i in range(n)]
+    a, b = F.tensor(xs), F.tensor(ys)
+    want = [(x * y + y) % P for x, y in zip(xs, ys)]
+
+    def run():
+        out = torch.zeros_like(a.data)
+        prog.run_many([([a.data, b.data], [out], n)])
+        return zt.FieldTensor(F, out).to_ints()
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "1")
+    assert run() == want                              # one thread: timed, the cost recorded
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "2")
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 1e9)
+    assert run() == want and not pool_sizes          # cheaper than SPLIT_WORK: not split
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0.0)
+    assert run() == want and set(pool_sizes) == {2}
+
+
 def test_broadcast_shapes_against_numpy():
     """Our broadcast rule (torch's would import sympy through torch._refs) is NumPy's, and a
     mismatch is a RuntimeError (torch's type) naming the shapes."""
