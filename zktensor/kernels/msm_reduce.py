@@ -254,12 +254,13 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     Step s (h = N / 2^s) halves every live array at once: the buckets A (2h a row) into
     A' = A_low + A_high, and the partial sums P_k of the tops T_k (k < s), which have
     shrunk to 2h a row as well, into P_k,low + P_k,high; A_high is kept as T_s. So each
-    step is one batch-affine launch of s·h·rows pairs (the low halves of all arrays
-    against their high halves, copied side by side), log2 N steps in all, and at the end
-    every P_k is the sum of T_k. Then sum_v v·B_v = sum_k h_k·P_k + A by Horner.
+    step is one batch-affine launch pair of s·h·rows pairs (every array's high half added
+    onto its low half in place, one job per array, one shared inversion), log2 N steps in
+    all, and at the end every P_k is the sum of T_k. Then sum_v v·B_v = sum_k h_k·P_k + A
+    by Horner.
 
     Every addition is exact whatever the buckets: the batch-affine launches find identity
-    operands and P = ±Q and recompute them (`msm_tree.add_pairs`), and the Horner chain
+    operands and P = ±Q and handle them (`msm_tree.add_pair_jobs`), and the Horner chain
     uses complete formulas."""
     from ..points import add_complete, double_n
     from .msm_tree import Clock, PairJob, add_pair_jobs, add_pairs, padded, to_points
