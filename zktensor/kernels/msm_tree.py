@@ -31,7 +31,8 @@ tree is the load balance.
 
 Exceptions are found, not assumed away: a pair with an identity operand or
 with x_L = x_R (P = ±Q) gets x_R := x_L + 1 before the shared inversion (so
-no denominator is zero), and is recomputed afterwards with the complete XYZZ
+no denominator is zero). Afterwards a pair with an identity operand takes the
+other operand as its sum, and P = ±Q is recomputed with the complete XYZZ
 formulas of `zktensor.points` (P + P doubles, P + (-P) is the identity).
 Identity rows carry a flag.
 """
@@ -305,9 +306,9 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
     no sum is the identity).
 
     Exceptional pairs (an identity operand, or P = ±Q) get x_R = x_L + 1 before the
-    inversion, so that no denominator is zero, and are recomputed after with the complete
-    XYZZ formulas; XR's x is restored on return (the bucket reduction reads its operands
-    again)."""
+    inversion, so that no denominator is zero. After it, a pair with an identity operand
+    takes the other operand, and P = ±Q is recomputed with the complete XYZZ formulas;
+    XR's x is restored on return (the bucket reduction reads its operands again)."""
     from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
