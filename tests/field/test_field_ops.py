@@ -9,6 +9,7 @@ and IFMA lowerings switched off; the Triton kernels run under the interpreter
 import random
 
 import pytest
+import torch
 
 import zktensor as zt
 from zktensor.algebra import FIELD_NAMES
@@ -120,11 +121,15 @@ def test_invert_few_on_host(field_name):
 
 @pytest.mark.parametrize("block", [2, 3, 4])
 def test_blocked_batch_inverse_levels(block):
-    """The MSM's blocked batch inversion over several levels, with and without padding (on
-    the CPU the levels launch by operand addresses), against Python's pow."""
+    """The MSM's blocked batch inversion over several levels, with and without padding, and
+    of a strided view (on the CPU the levels launch by operand addresses), against pow."""
     from zktensor.kernels.msm_inverse import batch_inverse
     F = zt.field("bn254.fq")
     for n in (17, 100, 257, 1000):
         xs = [x or 1 for x in sample(F.p, n, n)]
         inv = batch_inverse(F, F.tensor(xs).data, block)
         assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in xs]
+    wide = torch.zeros((F.limbs, 2 * n), dtype=torch.int32)       # every other column: a strided view
+    wide[:, ::2] = F.tensor(xs).data
+    inv = batch_inverse(F, wide[:, ::2], block)
+    assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in xs]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import torch
 
-from ..ops.elementwise import invert_few, run_program
+from ..ops.elementwise import invert_few
 
 TOP = 16    # values from which the host inverts: 16 BN254 values take ~60 us there, against
             # ~150 us for the two launches of levels they save and the host's 4 values
@@ -62,50 +62,32 @@ def batch_inverse(F, a: torch.Tensor, block: int = 8, out: torch.Tensor | None =
         return out
     B = block
     q = -(-m // B)
-    if q * B != m:
+    if q * B != m or a.stride(1) != 1 or out.stride(1) != 1:    # a padded, unit-stride copy
         pad = F.ones((q * B,), device=a.device).data
         pad[:, :m] = a
         res = batch_inverse(F, pad, block)
         out.copy_(res[:, :m])
         return out
-    lean = _lean_programs(F, B, a, out)
-    if lean is not None:
-        _level_by_address(F, a, out, B, q, *lean)
-        return out
-    views = [a[:, j * q:(j + 1) * q] for j in range(B)]
-    prefixes = run_program(F, ("inv_up", B), B, _up(B), views)
-    t = batch_inverse(F, prefixes[-1], block)
-    run_program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B),
-                [t] + views + list(prefixes[:-1]), out=[out[:, j * q:(j + 1) * q] for j in range(B)])
+    up, down = _programs(F, B, a)
+    member = lambda t, j: t[:, j * q:(j + 1) * q]               # noqa: E731  member j of every block
+    pre = torch.empty((B - 1, L, q), dtype=torch.int32, device=a.device)      # p_1 .. p_{B-1}
+    up.run_many([([member(a, j) for j in range(B)], list(pre), q)])
+    t = batch_inverse(F, pre[B - 2], block)
+    down.run_many([([t] + [member(a, j) for j in range(B)] + list(pre[:B - 2]),
+                    [member(out, j) for j in range(B)], q)])
     return out
 
 
-def _lean_programs(F, B, a, out):
-    """The compiled up and down programs where a level can be launched by operand addresses
-    (`CompiledProgram.run_many`): CPU tensors with unit column strides and one-kernel CPU
-    programs; else None. A launch of tensor views cost ~3 us an operand (checks, views,
-    outputs allocated), which made the levels of small inversions mostly overhead: the
-    bucket reduction's log2 N steps each invert one batch."""
-    if a.device.type != "cpu" or a.stride(1) != 1 or out.stride(1) != 1:
-        return None
+def _programs(F, B, a):
+    """The compiled up and down programs for blocks of B, launched through
+    `CompiledProgram.run_many`: on the CPU by operand addresses, without the per-operand
+    views, checks and output allocations of a tensor launch (~3 us an operand), which made
+    the levels of small inversions mostly overhead (the bucket reduction's log2 N steps each
+    invert one batch); elsewhere one launch each."""
     from ..config import choose, tuned_scope
     from ..ops.elementwise import _program
     from .elementwise import get_program
     with tuned_scope("mul", F.name, a.shape[1], a.device):
-        strategy, target = choose("cpu", None, None)
-        progs = (get_program(_program(F, ("inv_up", B), B, _up(B)), strategy, target),
-                 get_program(_program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B)), strategy, target))
-    if any(c.target != "cpu" or len(c.meta["calls"]) != 1 for c in progs):
-        return None
-    return progs
-
-
-def _level_by_address(F, a, out, B, q, up, down):
-    """One level of `batch_inverse` (m = q·B values, no padding), launched by addresses."""
-    L = a.shape[0]
-    pre = torch.empty((B - 1, L, q), dtype=torch.int32)            # p_1 .. p_{B-1}
-    col = lambda t, j: (t.data_ptr() + 4 * j * q, t.stride(0))      # noqa: E731  member j's columns
-    p = [(pre.data_ptr() + 4 * k * L * q, q) for k in range(B - 1)]
-    up.run_many([([col(a, j) for j in range(B)], p, q)])
-    t = batch_inverse(F, pre[B - 2], B)
-    down.run_many([([col(t, 0)] + [col(a, j) for j in range(B)] + p[:B - 2], [col(out, j) for j in range(B)], q)])
+        strategy, target = choose(a.device.type, None, None)
+        return (get_program(_program(F, ("inv_up", B), B, _up(B)), strategy, target),
+                get_program(_program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B)), strategy, target))
