@@ -411,6 +411,62 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
     return res
 
 
+
+def add_ragged_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 2,
+                    stats: dict | None = None, align: int | None = None) -> list[torch.Tensor | None]:
+    """`add_pair_jobs` for jobs of any number of columns: each job's first multiple of
+    `align` (default: the block) columns is a job as given (in place where its out is its
+    XL); the columns left over from every job are copied side by side into one job padded
+    to whole blocks, and their sums written back to each job's out. Returns each job's sum
+    identity flags (None: no sum is the identity)."""
+    align = align or block
+    whole, cut = [], []
+    for j in jobs:
+        m = j.XL.shape[1]
+        w = m - m % align
+        cut.append(w)
+        if w:
+            whole.append(PairJob(j.XL[:, :w], j.XR[:, :w], None if j.infL is None else j.infL[:w],
+                                 None if j.infR is None else j.infR[:w], j.out[:, :w]))
+    rest = [(j, w) for j, w in zip(jobs, cut) if w < j.XL.shape[1]]
+    tail = None
+    if rest:                # the leftovers, padded with copies of the first one (discarded)
+        n = sum(j.XL.shape[1] - w for j, w in rest)
+        pad = -(-n // block) * block - n
+
+        def side(get):
+            parts = [get(j)[..., w:] for j, w in rest]
+            return torch.cat(parts + [parts[0][..., :1]] * pad, dim=-1)
+
+        def flags(j, f):
+            return f if f is not None else torch.zeros(j.XL.shape[1], dtype=torch.bool, device=j.XL.device)
+        iL = iR = None
+        if any(j.infL is not None for j, _ in rest):
+            iL, iR = side(lambda j: flags(j, j.infL)), side(lambda j: flags(j, j.infR))
+        XL = side(lambda j: j.XL)
+        tail = PairJob(XL, side(lambda j: j.XR), iL, iR, torch.empty_like(XL), n)
+    sums = add_pair_jobs(GS, whole + ([tail] if tail is not None else []), block, inverse_block, stats)
+    tail_inf = sums[-1] if tail is not None else None
+    res, k, at = [], 0, 0
+    for j, w in zip(jobs, cut):
+        m = j.XL.shape[1]
+        head = None
+        if w:
+            head, k = sums[k], k + 1
+        if w == m:
+            res.append(head)
+            continue
+        j.out[:, w:] = tail.out[:, at:at + m - w]
+        t = tail_inf[at:at + m - w] if tail_inf is not None else None
+        at += m - w
+        if head is None and t is None:
+            res.append(None)
+            continue
+        dev = j.XL.device
+        res.append(torch.cat([head if head is not None else torch.zeros(w, dtype=torch.bool, device=dev),
+                              t if t is not None else torch.zeros(m - w, dtype=torch.bool, device=dev)]))
+    return res
+
 RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first summed in pieces of
                  # this many (a level has a job per pair of ranks: the cap bounds the jobs, and
                  # a heavy bucket would otherwise leave thousands of one-column blocks)
@@ -590,46 +646,26 @@ LANES = 8   # columns of a CPU vector: views that start on one load whole vector
 
 def _rank_level(GS, E, Einf, off, width, B, inverse_block, in_place, stats):
     """One level of the rank-major tree: block 2k + 1 added onto the head of block 2k, for
-    every k; returns the identity flags of E (None: no column is the identity). Each pair of blocks is a job on column views of E, its first multiple of
-    B·LANES columns (every block view then starts on a whole vector); the columns left over
-    (< B·LANES a pair of blocks) are gathered into one padded job of their own and written
-    back."""
-    jobs, rest_l, rest_r = [], [], []
+    every k; returns the identity flags of E (None: no column is the identity). Each pair of
+    blocks is a job on column views of E (`add_ragged_jobs`: its first multiple of B·LANES
+    columns as they are, so that every block view starts on a whole vector; the columns
+    left over from all pairs copied into one padded job)."""
+    jobs, los = [], []
     for k in range(len(off) // 2):
         w, lo, ro = int(width[2 * k + 1]), int(off[2 * k]), int(off[2 * k + 1])
-        w4 = w - w % (B * LANES)
-        if w4:
-            XL, XR = E[:, lo:lo + w4], E[:, ro:ro + w4]
-            iL = Einf[lo:lo + w4] if Einf is not None else None
-            iR = Einf[ro:ro + w4] if Einf is not None else None
-            out = XL if in_place else torch.empty_like(XL)
-            jobs.append((lo, PairJob(XL, XR, iL, iR, out)))
-        rest_l += range(lo + w4, lo + w)
-        rest_r += range(ro + w4, ro + w)
-    if rest_l:
-        n = len(rest_l)
-        pad = -(-n // B) * B - n            # padding pairs: copies of the first, discarded
-        li = np.array(rest_l + rest_l[:1] * pad, dtype=np.int64)
-        ri = np.array(rest_r + rest_r[:1] * pad, dtype=np.int64)
-        XL, XR = take_cols(E, li), take_cols(E, ri)
-        iL = take_cols(Einf, li) if Einf is not None else None
-        iR = take_cols(Einf, ri) if Einf is not None else None
-        jobs.append((-1, PairJob(XL, XR, iL, iR, torch.empty_like(XL), n)))
-    sinfs = add_pair_jobs(GS, [j for _, j in jobs], B, inverse_block, stats)
+        XL, XR = E[:, lo:lo + w], E[:, ro:ro + w]
+        iL = Einf[lo:lo + w] if Einf is not None else None
+        iR = Einf[ro:ro + w] if Einf is not None else None
+        jobs.append(PairJob(XL, XR, iL, iR, XL if in_place else torch.empty_like(XL)))
+        los.append(lo)
+    sinfs = add_ragged_jobs(GS, jobs, B, inverse_block, stats, align=B * LANES)
     if Einf is None and any(f is not None and bool(f.any()) for f in sinfs):
         Einf = torch.zeros(E.shape[1], dtype=torch.bool, device=E.device)    # a sum is the identity
-    for (lo, j), sinf in zip(jobs, sinfs):
-        m = j.n if j.n is not None else j.XL.shape[1]
-        if lo >= 0:
-            if j.out is not j.XL:
-                j.XL.copy_(j.out)
-            if Einf is not None:
-                Einf[lo:lo + m] = sinf if sinf is not None else False
-        else:
-            cols = np.array(rest_l, dtype=np.int64)
-            move_cols(E, cols, j.out, np.arange(m, dtype=np.int64))
-            if Einf is not None:
-                Einf[torch.from_numpy(cols).to(E.device)] = sinf[:m] if sinf is not None else False
+    for lo, j, sinf in zip(los, jobs, sinfs):
+        if j.out is not j.XL:
+            j.XL.copy_(j.out)
+        if Einf is not None:
+            Einf[lo:lo + j.XL.shape[1]] = sinf if sinf is not None else False
     return Einf
 
 
