@@ -274,16 +274,6 @@ def exceptional(XL, XR, infL, infR, d, L):
     return idx if len(idx) else None
 
 
-def add_pairs(GS, XL: torch.Tensor, XR: torch.Tensor, infL: torch.Tensor, infR: torch.Tensor,
-              out: torch.Tensor, block: int = 2, inverse_block: int = 2, n: int | None = None,
-              stats: dict | None = None) -> torch.Tensor:
-    """out[:, i] = XL[:, i] + XR[:, i] for limb-major affine data (2d·L, m), m a multiple of
-    `block`, with identity flags (None: no operand is the identity); returns the sums'
-    identity flags (None: no sum is). Columns from n on are padding: computed, never
-    patched. One `PairJob` of `add_pair_jobs`."""
-    return add_pair_jobs(GS, [PairJob(XL, XR, infL, infR, out, n)], block, inverse_block, stats)[0]
-
-
 @dataclass
 class PairJob:
     """out[:, i] = XL[:, i] + XR[:, i] over limb-major affine data (2d·L, m): views with unit
@@ -466,6 +456,7 @@ def add_ragged_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int 
         res.append(torch.cat([head if head is not None else torch.zeros(w, dtype=torch.bool, device=dev),
                               t if t is not None else torch.zeros(m - w, dtype=torch.bool, device=dev)]))
     return res
+
 
 RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first summed in pieces of
                  # this many (a level has a job per pair of ranks: the cap bounds the jobs, and
