@@ -133,3 +133,15 @@ def test_blocked_batch_inverse_levels(block):
     wide[:, ::2] = F.tensor(xs).data
     inv = batch_inverse(F, wide[:, ::2], block)
     assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in xs]
+
+
+def test_blocked_batch_inverse_on_triton():
+    """The same levels launched as Triton kernels (the interpreter on CPU tensors), where
+    run_many takes tensor views, not addresses: 34 values, so the block products (17) are
+    padded with ones in place before their level."""
+    from zktensor.kernels.msm_inverse import batch_inverse
+    F = zt.field("bn254.fq")
+    xs = [x or 1 for x in sample(F.p, 34, 5)]
+    with zt.config(target="triton"):
+        inv = batch_inverse(F, F.tensor(xs).data, 2)
+    assert zt.FieldTensor(F, inv).to_ints() == [pow(x, -1, F.p) for x in xs]

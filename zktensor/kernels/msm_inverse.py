@@ -12,7 +12,8 @@ Block i is the values {i, q + i, 2q + i, ...} (q = m / B), so member j of every
 block is the contiguous view a[:, j·q:(j+1)·q] (unit strides, which the CPU
 target's vector loops need). Each level is one launch of a traced program over
 those views, so the whole inversion is 2·log_B(m) launches with no copies
-when m is a multiple of B (else one padded copy with ones). `zktensor.ops.elementwise.batch_inverse` does the
+when m is a multiple of B (else one padded copy with ones; deeper levels pad their
+block products with ones where they are written). `zktensor.ops.elementwise.batch_inverse` does the
 same job with O(sqrt m) launches; the MSM's batch-affine levels need the
 fewer launches of this tree.
 """
@@ -61,21 +62,56 @@ def batch_inverse(F, a: torch.Tensor, block: int = 8, out: torch.Tensor | None =
         out.copy_(invert_few(F, a))
         return out
     B = block
-    q = -(-m // B)
-    if q * B != m or a.stride(1) != 1 or out.stride(1) != 1:    # a padded, unit-stride copy
-        pad = F.ones((q * B,), device=a.device).data
+    if m % B or a.stride(1) != 1 or out.stride(1) != 1:     # a padded, unit-stride copy
+        pad = F.ones((-(-m // B) * B,), device=a.device).data
         pad[:, :m] = a
         res = batch_inverse(F, pad, block)
         out.copy_(res[:, :m])
         return out
-    up, down = _programs(F, B, a)
-    member = lambda t, j: t[:, j * q:(j + 1) * q]               # noqa: E731  member j of every block
-    pre = torch.empty((B - 1, L, q), dtype=torch.int32, device=a.device)      # p_1 .. p_{B-1}
-    up.run_many([([member(a, j) for j in range(B)], list(pre), q)])
-    t = batch_inverse(F, pre[B - 2], block)
-    down.run_many([([t] + [member(a, j) for j in range(B)] + list(pre[:B - 2]),
-                    [member(out, j) for j in range(B)], q)])
+    progs = _programs(F, B, a)
+    if all(c.target == "cpu" and len(c.meta["calls"]) == 1 for c in progs):
+        # run_many takes operands as (address, limb stride) there
+        addr = lambda t: (t.data_ptr(), t.stride(0))              # noqa: E731
+        member = lambda x, j, q: (x[0] + 4 * j * q, x[1])         # noqa: E731  (4: int32 words)
+    else:
+        addr = lambda t: t                                        # noqa: E731
+        member = lambda x, j, q: x[:, j * q:(j + 1) * q]          # noqa: E731
+    _levels(F, B, progs, addr, member, addr(a), addr(out), m, a)
     return out
+
+
+def _levels(F, B, progs, addr, member, a, out, m, like):
+    """The levels below one of m values (a multiple of B) at operand a, written to out:
+    the block products' inverses recursively, with the one program pair of the call
+    (looking it up per level, with tensor views per operand, was ~40 us a level: most of a
+    small inversion, and the reduction's halving steps each have one)."""
+    up, down = progs
+    q = m // B
+    top = q <= max(B, TOP)
+    qp = q if top or q % B == 0 else q + B - q % B        # the block products, padded with ones
+    pre = torch.empty((B - 1, F.limbs, qp), dtype=torch.int32, device=like.device)  # p_1..p_{B-1}
+    if qp > q:
+        pre[B - 2, :, q:] = _one(F, like.device)
+    cols = lambda t: member(addr(t), 0, q)                # noqa: E731  its first q columns
+    up.run_many([([member(a, j, q) for j in range(B)], [cols(p) for p in pre], q)])
+    if top:
+        t = invert_few(F, pre[B - 2, :, :q])
+    else:
+        t = torch.empty((F.limbs, qp), dtype=torch.int32, device=like.device)
+        _levels(F, B, progs, addr, member, addr(pre[B - 2]), addr(t), qp, like)
+    down.run_many([([cols(t)] + [member(a, j, q) for j in range(B)] + [cols(p) for p in pre[:B - 2]],
+                    [member(out, j, q) for j in range(B)], q)])
+
+
+_ONES: dict = {}
+
+
+def _one(F, device) -> torch.Tensor:
+    """F's one (Montgomery form) as an (L, 1) limb column: the padding of block products."""
+    key = (F.name, str(device))
+    if key not in _ONES:
+        _ONES[key] = F.ones((1,), device=device).data
+    return _ONES[key]
 
 
 def _programs(F, B, a):
