@@ -11,6 +11,7 @@ from zktensor.algebra import field
 from zktensor.ir import dialects
 from zktensor.ir.program import trace
 from zktensor.passes import canonicalize, field_io, field_to_limbs, fuse_elementwise, limbs_to_cpu, limbs_to_triton
+from zktensor.passes.limb_arith import LAZY_OPS
 
 F = field("bn254.fr")
 
@@ -137,6 +138,20 @@ def test_field_to_limbs_strategies(strategy, must):
         assert re.search(pattern, text), pattern
     assert "field." not in text.replace("zktensor.field", "")
     assert "zktensor.limbs = 8" in text
+
+
+def test_field_to_limbs_leaves_product_inputs_unreduced():
+    """fp64: a value read only by products skips its conditional subtraction (one select
+    per limb), a result or a value read by anything else keeps it; int32 reduces all."""
+    n = F.limbs52
+    lazy = field_to_limbs.lazy_values
+    f = field_io.read(field_stage(lambda a, b, c: ((a - b) * c, a * b + c), 3, [canonicalize]))[0]
+    assert [f.nodes[v - f.n_args].op for v in sorted(lazy(f, LAZY_OPS))] == ["sub"]
+    selects = lambda fn, k, strategy="fp64": str(limbs(fn, k, strategy)[0]).count("arith.select")  # noqa: E731
+    assert selects(lambda a, b, c: (a * b) * c, 3) == n                # a·b unreduced
+    assert selects(lambda a, b, c: (a * b, (a * b) * c), 3) == 2 * n     # a·b is a result
+    assert selects(lambda a, b, c: (a * b) * c + a * b, 3) == 3 * n      # read by an add
+    assert selects(lambda a, b, c: (a * b) * c, 3, "int32") == 2 * F.limbs32
 
 
 def test_field_to_limbs_pow_loop_and_vector_twins():

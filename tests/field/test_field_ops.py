@@ -60,6 +60,41 @@ def test_cpu_scalar_and_fma_split_paths(monkeypatch, name, strategy, lanes, ifma
     check_program(name, 203, strategy, "cpu")
 
 
+def lazy_chains(a, b):
+    """Sums, differences, negations and products read only by products: the values that
+    field-to-limbs leaves unreduced (in [0, 2p)) for the fp64 strategy."""
+    d, s, n, m = a - b, a + b, -a, a * b
+    q = s.square()
+    return d * s, n * m, q * d, (m * m) * (q * n), m * d + s
+
+
+def lazy_expected(p, x, y):
+    d, s, n, m = (x - y) % p, (x + y) % p, -x % p, x * y % p
+    q = s * s % p
+    return [d * s % p, n * m % p, q * d % p, m * m * q * n % p, (m * d + s) % p]
+
+
+@pytest.mark.parametrize("target,lanes,ifma", [("cpu", "8", "1"), ("cpu", "8", "0"), ("cpu", "1", "0"),
+                                               ("triton", None, None)])
+def test_unreduced_intermediates(monkeypatch, field_name, target, lanes, ifma):
+    """Every product of values in [0, 2p) is reduced where it leaves the kernel: the stored
+    words equal the canonical Montgomery words of the oracle's results, on edge values
+    (p - 1, p - 2, (p +- 1)/2, ...), for every field, on the IFMA, FMA-split and scalar
+    CPU paths and in the Triton interpreter."""
+    if lanes is not None:
+        monkeypatch.setenv("ZKTENSOR_CPU_LANES", lanes)
+        monkeypatch.setenv("ZKTENSOR_CPU_IFMA", ifma)
+    F = zt.field(field_name)
+    n = 64 if target == "triton" else 300
+    xs = sample(F.p, n, 3)
+    ys = xs[::-1]
+    with zt.config(strategy="fp64", target=target):
+        outs = zt.jit(lazy_chains)(F.tensor(xs), F.tensor(ys))
+        for k, o in enumerate(outs):
+            want = F.tensor([lazy_expected(F.p, x, y)[k] for x, y in zip(xs, ys)])
+            assert torch.equal(o.data, want.data), f"{field_name}: output {k}"
+
+
 @pytest.mark.parametrize("strategy", ["int32", "fp64"])
 def test_triton_interpreted(field_name, strategy):
     check_program(field_name, 100, strategy, "triton")

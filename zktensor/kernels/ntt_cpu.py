@@ -62,7 +62,7 @@ def _limb_functions(F, ifma: bool) -> list[str]:
     from ..ops.ntt import BF_DIF, BF_DIT, SCALE
     from ..passes import canonicalize
     from ..passes.field_io import FieldFunc
-    from ..passes.field_to_limbs import _lower_node
+    from ..passes.field_to_limbs import lower_nodes
     from ..passes.limb_arith import limb_arith
 
     out = []
@@ -88,8 +88,7 @@ def _limb_functions(F, ifma: bool) -> list[str]:
 
         def body(e, A, args):
             vals = {i: args[i] for i in range(f.n_args)}
-            for k, node in enumerate(f.nodes):
-                vals[f.n_args + k] = _lower_node(A, F, e, node, [vals[a] for a in node.args])
+            lower_nodes(A, F, e, f, vals)
             return [x for o in f.outputs for x in vals[o]]
         return body
 

@@ -1,8 +1,12 @@
 """Multi-limb modular arithmetic written as `arith`/`math` ops: the two strategies.
 
-Every strategy keeps values fully reduced (in [0, p)) between ops and uses the
-same Montgomery radix R = 2^(32·L32), so storage words mean the same thing
-whichever strategy computed them.
+Every strategy stores values fully reduced (in [0, p)) and uses the same
+Montgomery radix R = 2^(32·L32), so storage words mean the same thing whichever
+strategy computed them. Between ops, `Fp64Limbs` may leave a value in [0, 2p)
+where only products read it (`lazy_ops`; field-to-limbs decides which values):
+a product of two such values is below 4p²/R + p < 2p when 4p < R, so one
+conditional subtraction still makes any product canonical, and the sums,
+differences and products that feed only products skip theirs.
 
 `IntLimbs(word)`: word-sized unsigned limbs (32 on a GPU, 64 on a CPU).
 Montgomery multiplication is CIOS (Koç, Acar, Kaliski 1996): for each word
@@ -38,6 +42,8 @@ def _bits_of(x: float) -> int:
 
 class IntLimbs:
     """Word-sized unsigned limbs; `word` is 32 or 64."""
+
+    lazy_ops: frozenset = frozenset()       # every value reduced after every op
 
     def __init__(self, e: Emitter, F: Field, word: int):
         self.e, self.F, self.w = e, F, word
@@ -221,6 +227,8 @@ class Fp64Limbs:
         self.p = [e.const(x, "i64") for x in F.limbs(F.p, 52)]
         self.pf = [e.const(float(x), "f64") for x in F.limbs(F.p, 52)]
         self.zero = e.const(0, "i64")
+        # ops whose result may stay in [0, 2p) (reduce=False) when only products read it
+        self.lazy_ops = LAZY_OPS if 4 * F.p < 1 << self.B else frozenset()
 
     def from_words(self, words: list[V]) -> list[V]:
         return _rebase(self.e, [self.e.zext(w, "i64") for w in words], 32, 52, self.n)
@@ -247,18 +255,25 @@ class Fp64Limbs:
         neg = e.slt(borrow, self.zero)
         return [e.select(neg, x, y) for x, y in zip(t, d)]
 
-    def add(self, a, b):
+    # add, sub, neg take reduced operands; with reduce=False their result is in [0, 2p)
+    def add(self, a, b, reduce=True):
         s, _ = self._normalize([self.e.add(x, y) for x, y in zip(a, b)])
-        return self._reduce_once(s)
+        return self._reduce_once(s) if reduce else s
 
-    def sub(self, a, b):
+    def sub(self, a, b, reduce=True):
         e = self.e
+        if not reduce:          # a - b + p is in [1, 2p): one carry chain, no borrow test
+            s, _ = self._normalize([e.add(e.sub(x, y), pj) for x, y, pj in zip(a, b, self.p)])
+            return s
         d, borrow = self._normalize([e.sub(x, y) for x, y in zip(a, b)])
         # the final carry is 0 or -1: as a mask it adds p back after a borrow
         s, _ = self._normalize([e.add(x, e.and_(pj, borrow)) for x, pj in zip(d, self.p)])
         return s
 
-    def neg(self, a):
+    def neg(self, a, reduce=True):
+        if not reduce:          # p - a is in (0, p]
+            s, _ = self._normalize([self.e.sub(pj, x) for x, pj in zip(a, self.p)])
+            return s
         return self.sub([self.zero] * self.n, a)
 
     def _split(self, af, bf):
@@ -287,9 +302,10 @@ class Fp64Limbs:
         cols[k] = e.add(cols[k], L)
         cols[k + 1] = e.add(cols[k + 1], H)
 
-    def mul(self, a, b):
+    def mul(self, a, b, reduce=True):
         """Row by row (FIOS order): after row i's products, column i is complete,
-        so it is reduced at once and only about n+2 columns are ever live."""
+        so it is reduced at once and only about n+2 columns are ever live. Operands
+        in [0, 2p) give a result below 2p, reduced to [0, p) unless reduce=False."""
         e, n = self.e, self.n
         cols = [self.zero] * (2 * n + 2)
         ax = self._operand(a)
@@ -323,10 +339,13 @@ class Fp64Limbs:
                      for j in range(n)]
         else:
             limbs = limbs[:n]
-        return self._reduce_once(limbs)
+        return self._reduce_once(limbs) if reduce else limbs
 
-    def square(self, a):
-        return self.mul(a, a)
+    def square(self, a, reduce=True):
+        return self.mul(a, a, reduce)
+
+
+LAZY_OPS = frozenset(("add", "sub", "neg", "mul", "square"))
 
 
 def _ifma(e: Emitter, half: str, acc: V, x: V, y: V) -> V:
