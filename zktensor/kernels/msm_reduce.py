@@ -14,7 +14,8 @@ is left, and
 where each T_k is summed by the same halving, in the same launches as the buckets
 (step s halves the buckets and every T_k kept so far, all of 2·h_s a row), and the
 weights h_k are a Horner chain of log2 N doublings over the rows. About 2N affine
-additions per row (~6 products each with the shared inversion) in log2 N launches,
+additions per row (~6 products each with the shared inversion) in log2 N launches
+(the last steps, of at most XYZZ_TAIL pairs, as one launch of XYZZ additions each),
 where the suffix sums below take 2N XYZZ additions (~12 to 14 products) in Lc
 launches of rows·K lanes.
 
@@ -243,6 +244,15 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
 # -- halving ------------------------------------------------------------------------------------
 
 
+XYZZ_TAIL = 4096     # halving steps of at most this many pairs are one launch of complete
+                     # XYZZ additions (~165 ns a pair on one thread against ~60 batch-affine,
+                     # but one launch against an up, a down and the inversion's levels: the
+                     # batch-affine steps of 2560 to 240 pairs took 0.8-1.0 ms each on the
+                     # 2-core VM). A one-row reduction (a prepared Groth16 key, N = 4096) is
+                     # then all XYZZ: 2^16-constraint proof (diagnostic, interleaved) 677-803
+                     # ms against 698-858
+
+
 def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,
                    block: int = 2, inverse_block: int = 2, stats: dict | None = None) -> torch.Tensor:
     """T_r = sum_v v·B_{r,v} for `rows` rows of N buckets (N a power of two), by halving.
@@ -257,7 +267,7 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     step is one batch-affine launch pair of s·h·rows pairs (every array's high half added
     onto its low half in place, one job per array, one shared inversion), log2 N steps in
     all, and at the end every P_k is the sum of T_k. Then sum_v v·B_v = sum_k h_k·P_k + A
-    by Horner.
+    by Horner. Steps of at most XYZZ_TAIL pairs are one launch of XYZZ additions instead.
 
     Every addition is exact whatever the buckets: the batch-affine launches find identity
     operands and P = ±Q and handle them (`msm_tree.add_ragged_jobs`), and the Horner chain
@@ -270,7 +280,7 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     infs = [binf]
     any_inf = bool(binf.any())
     h = N // 2
-    while h >= 1:
+    while h >= 1 and len(arrays) * h * rows > XYZZ_TAIL:
         m = h * rows
         # in place: every array's low half += its high half, one job each (one shared
         # inversion; a ragged remainder through one padded copy), and A's high half stays
@@ -285,10 +295,21 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
         any_inf = any(bool(f.any()) for f in infs)
         h //= 2
     clock.tick("reduce_steps")
-    xy = torch.cat(arrays, dim=1)                             # A, P_1, ..., P_levels (rows each)
-    S = to_points(GS, xy, torch.cat(infs)).data
-    part = lambda k: S[:, :, k * rows:(k + 1) * rows]        # noqa: E731
-    levels = len(arrays) - 1
+    # the last steps in XYZZ: one launch of complete additions each, where a batch-affine
+    # step's launches and inversion levels cost more than its few additions
+    S = to_points(GS, torch.cat(arrays, dim=1), torch.cat(infs)).data
+    while h >= 1:
+        m, w = h * rows, 2 * h * rows
+        k = S.shape[2] // w                                   # the arrays A, P_1, ...
+        parts = S.reshape(S.shape[0], S.shape[1], k, 2, m)
+        top = parts[:, :, 0, 1]                               # A's high half: T_s
+        sums = add_complete(GS, parts[:, :, :, 0].reshape(S.shape[0], S.shape[1], k * m),
+                            parts[:, :, :, 1].reshape(S.shape[0], S.shape[1], k * m))
+        S = torch.cat([sums, top], dim=2)
+        h //= 2
+    clock.tick("reduce_tail")
+    part = lambda k: S[:, :, k * rows:(k + 1) * rows]        # noqa: E731  A, P_1, ..., P_levels
+    levels = S.shape[2] // rows - 1
     if levels == 0:
         return part(0)
     R = part(1)
