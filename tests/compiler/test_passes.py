@@ -43,6 +43,8 @@ def test_irdl_verifier_rejects_wrong_types():
     (lambda a: a * a, ['"field.square"'], ['"field.mul"']),                       # x·x = x²
     (lambda a: a + 0, [], ['"field.add"']),                                       # x + 0 = x
     (lambda a: a * 1 + a * 1, ['"field.add"'], ['"field.mul"']),                  # x·1 = x
+    (lambda a: a * (F.p - 1) + a, ['"field.neg"'], ['"field.mul"']),              # x·(−1) = −x
+    (lambda a: (F.p - 1) * a + a, ['"field.neg"'], ['"field.mul"']),
     (lambda a: a * (2 + 3), ['value = "5"'], ['value = "2"']),                    # constant folding
     (lambda a: a * a + a * a, ['"field.square"'], []),                            # CSE
     (lambda a: a ** 2, ['"field.square"'], ['"field.pow"']),

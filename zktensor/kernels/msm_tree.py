@@ -69,7 +69,10 @@ def _den(P, Q):
     if len(parts) == 1:
         return dx, parts[0]
     a0, a1 = parts
-    return dx, a0 * a0 - (a1 * a1) * _BETA[P.prog.group.name]
+    beta = _BETA[P.prog.group.name]
+    # beta < 0 (BN254, BLS12-381: u^2 = -1): a0^2 + |beta|·a1^2, where |beta| = 1 folds away;
+    # a product by the constant beta costs as much as any other
+    return dx, (a0 * a0 + (a1 * a1) * -beta) if beta < 0 else a0 * a0 - (a1 * a1) * beta
 
 
 def _add_given(P, Q, dx, inv):

@@ -25,21 +25,24 @@ def _const(f, consts, v):
 # A replacement is a Node, or an int meaning "this value is operand/value #i".
 RULES = [
     # x·x = x²: one squaring instead of a general product
-    ("mul", lambda n, c: n.args[0] == n.args[1], lambda n, c, p: Node("square", (n.args[0],))),
+    ("mul", lambda n, c, p: n.args[0] == n.args[1], lambda n, c, p: Node("square", (n.args[0],))),
     # x + 0 = x, 0 + x = x, x − 0 = x
-    ("add", lambda n, c: c.get(n.args[1]) == 0, lambda n, c, p: n.args[0]),
-    ("add", lambda n, c: c.get(n.args[0]) == 0, lambda n, c, p: n.args[1]),
-    ("sub", lambda n, c: c.get(n.args[1]) == 0, lambda n, c, p: n.args[0]),
+    ("add", lambda n, c, p: c.get(n.args[1]) == 0, lambda n, c, p: n.args[0]),
+    ("add", lambda n, c, p: c.get(n.args[0]) == 0, lambda n, c, p: n.args[1]),
+    ("sub", lambda n, c, p: c.get(n.args[1]) == 0, lambda n, c, p: n.args[0]),
     # 0 − x = −x
-    ("sub", lambda n, c: c.get(n.args[0]) == 0, lambda n, c, p: Node("neg", (n.args[1],))),
+    ("sub", lambda n, c, p: c.get(n.args[0]) == 0, lambda n, c, p: Node("neg", (n.args[1],))),
+    # x·(−1) = −x, (−1)·x = −x: a negation instead of a product
+    ("mul", lambda n, c, p: c.get(n.args[1]) == p - 1, lambda n, c, p: Node("neg", (n.args[0],))),
+    ("mul", lambda n, c, p: c.get(n.args[0]) == p - 1, lambda n, c, p: Node("neg", (n.args[1],))),
     # x·1 = x, 1·x = x
-    ("mul", lambda n, c: c.get(n.args[1]) == 1, lambda n, c, p: n.args[0]),
-    ("mul", lambda n, c: c.get(n.args[0]) == 1, lambda n, c, p: n.args[1]),
+    ("mul", lambda n, c, p: c.get(n.args[1]) == 1, lambda n, c, p: n.args[0]),
+    ("mul", lambda n, c, p: c.get(n.args[0]) == 1, lambda n, c, p: n.args[1]),
     # x^1 = x, x^2 = x²
-    ("pow", lambda n, c: n.attr == 1, lambda n, c, p: n.args[0]),
-    ("pow", lambda n, c: n.attr == 2, lambda n, c, p: Node("square", (n.args[0],))),
+    ("pow", lambda n, c, p: n.attr == 1, lambda n, c, p: n.args[0]),
+    ("pow", lambda n, c, p: n.attr == 2, lambda n, c, p: Node("square", (n.args[0],))),
     # x^0 = 1
-    ("pow", lambda n, c: n.attr == 0, lambda n, c, p: Node("constant", (), 1)),
+    ("pow", lambda n, c, p: n.attr == 0, lambda n, c, p: Node("constant", (), 1)),
 ]
 
 # constant folding: an op whose operands are all constants is computed here
@@ -77,7 +80,7 @@ def run_func(f: FieldFunc) -> FieldFunc:
         node = Node(n.op, tuple(remap[a] for a in n.args), n.attr)
         while True:
             for op, cond, repl in RULES:
-                if node.op == op and cond(node, consts):
+                if node.op == op and cond(node, consts, p):
                     r = repl(node, consts, p)
                     if isinstance(r, int):
                         node = r
