@@ -117,15 +117,17 @@ def test_zero_one_and_sizes():
     assert zt.msm([g.r - 1] * 2, G.tensor([pts[0], O.neg(g, pts[0])])).to_affine() is None
 
 
-@pytest.mark.parametrize("tail", [0, None])
-def test_exceptional_inputs(monkeypatch, tail):
+@pytest.mark.parametrize("tail,host", [(0, True), (None, True), (0, False)])
+def test_exceptional_inputs(monkeypatch, tail, host):
     """Every base equal: tree pairs are P + P (doubling) and P + (-P) (identity); without
     offsets the bucket reduction meets identities and equal sums: all recomputed exactly.
     The halving reduction's steps all batch-affine (tail 0), or as the default has them
-    (these small ones in XYZZ)."""
-    from zktensor.kernels import msm_reduce
+    (these small ones in XYZZ); exceptional pairs handled through numpy views (host) or
+    torch ops (as on a GPU)."""
+    from zktensor.kernels import msm_reduce, msm_tree
     if tail is not None:
         monkeypatch.setattr(msm_reduce, "XYZZ_TAIL", tail)
+    monkeypatch.setattr(msm_tree, "_on_host", lambda dev: host)
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)

@@ -198,3 +198,27 @@ def test_run_many_refuses_bad_jobs():
         with pytest.raises(ValueError, match="run_many operands"):
             msm_ec.run_many(g, key, kinds, fn, [([bad] + xs[1:], outs, q)])     # x of the first left point
     assert not any(o.any() for o in outs)
+
+
+
+def _words(F, values) -> torch.Tensor:
+    """Raw 32-bit words (L, k) of integers below 2^(32·L), as the tree holds them."""
+    return torch.from_numpy(np.array([np.frombuffer(v.to_bytes(4 * F.limbs, "little"), "<u4")
+                                      for v in values]).T.copy().view(np.int32))
+
+
+def _ints(t: torch.Tensor) -> list[int]:
+    return [int.from_bytes(t[:, i].numpy().astype("<u4").tobytes(), "little") for i in range(t.shape[1])]
+
+
+@pytest.mark.parametrize("name", ["bn254.fq", "bls12_381.fq", "mnt4753.fq"])
+def test_other_x_is_canonical_and_different(name):
+    """The x that a tree pair with x_L = x_R gets before the shared inversion: another
+    canonical word string (below p), for 0, 1, p - 1, p - 2 and low words of 0 and 1."""
+    F = zt.field(name)
+    top = (F.p >> 32) << 32                       # below p, low word 0
+    xs = [0, 1, 2, F.p - 1, F.p - 2, 1 << 32, (1 << 32) + 1, top, top - (1 << 32), 1 << 64]
+    got = _ints(msm_tree.other_x(F, _words(F, xs)))
+    assert all(0 <= v < F.p for v in got) and all(a != b for a, b in zip(got, xs))
+    assert got[:4] == [1, 0, 1, F.p - 2] and got[-1] == (1 << 64) + 1
+    assert _ints(torch.from_numpy(msm_tree.other_x(F, _words(F, xs).numpy()))) == got     # the numpy form

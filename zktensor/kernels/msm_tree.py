@@ -29,11 +29,12 @@ split evenly over threads or GPU blocks however uneven the buckets are (a
 bucket holding half the points costs log2 levels, not a serial chain): the
 tree is the load balance.
 
-Exceptions are found, not assumed away: a pair with an identity operand or
-with x_L = x_R (P = ±Q) gets x_R := x_L + 1 before the shared inversion (so
-no denominator is zero). Afterwards a pair with an identity operand takes the
-other operand as its sum, and P = ±Q is recomputed with the complete XYZZ
-formulas of `zktensor.points` (P + P doubles, P + (-P) is the identity).
+Exceptions are found, not assumed away: a pair with x_L = x_R (P = ±Q, or an
+identity operand whose stored x equals the other's) gets x_R := x_L + 1 before
+the shared inversion (so no denominator is zero). Afterwards a pair with an
+identity operand takes the other operand as its sum, and P = ±Q is recomputed
+with the complete XYZZ formulas of `zktensor.points` (P + P doubles, P + (-P)
+is the identity).
 Identity rows carry a flag.
 """
 from __future__ import annotations
@@ -116,9 +117,27 @@ def _f_down_add(B):
     return f
 
 
-def _f_plus_one(P):
-    x, y = P.coords()
-    return E.make("affine", x + 1, y)
+def _on_host(dev) -> bool:
+    """Whether `add_pair_jobs` handles exceptional pairs through numpy views (CPU tensors);
+    elsewhere through torch ops on the device."""
+    return dev.type == "cpu"
+
+
+def other_x(F, x):
+    """A canonical x' != x for the limb-major words x (d·L, k) of base-field values (their
+    first component's 32-bit words first): the value minus one, or plus one where its low
+    word is 0. x + 1 = p would need x = p - 1 with a low word of 0, i.e. p = 1 (mod 2^32),
+    which no base field here is (checked). Word arithmetic on the host side of a launch:
+    a compiled x + 1 was a launch per tree job, most of a witness MSM's exception handling."""
+    if F.p % (1 << 32) == 1:
+        raise ValueError(f"{F.name}: p = 1 (mod 2^32), x + 1 may leave the field")
+    if isinstance(x, np.ndarray):           # int32 words: low - 1 wraps as the uint32 it holds
+        out = x.copy()
+        out[0] = np.where(out[0] != 0, out[0] - 1, 1)
+        return out
+    out = x.clone()
+    out[0] = torch.where(out[0] != 0, out[0] - 1, torch.ones_like(out[0]))
+    return out
 
 
 def padded(m: int, block: int) -> int:
@@ -298,10 +317,11 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
     launch over all jobs (`msm_ec.run_many`). Returns each job's sum identity flags (None:
     no sum is the identity).
 
-    Exceptional pairs (an identity operand, or P = ±Q) get x_R = x_L + 1 before the
-    inversion, so that no denominator is zero. After it, a pair with an identity operand
-    takes the other operand, and P = ±Q is recomputed with the complete XYZZ formulas;
-    XR's x is restored on return (the bucket reduction reads its operands again)."""
+    Exceptional pairs are those with an identity operand or P = ±Q. Where x_L = x_R (P = ±Q,
+    or an identity whose stored x equals the other's) x_R = x_L + 1 before the inversion,
+    so that no denominator is zero. After it, a pair with an identity operand takes the
+    other operand, and P = ±Q is recomputed with the complete XYZZ formulas; XR's x is
+    restored on return (the bucket reduction reads its operands again)."""
     from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
@@ -314,6 +334,7 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
         return [next(live) if j.XL.shape[1] else torch.zeros(0, dtype=torch.bool, device=j.XL.device)
                 for j in jobs]
     dev = jobs[0].XL.device if jobs else None
+    cpu = dev is not None and _on_host(dev)
     special = []            # per job: (exceptional columns below n, their operands) or None
     moved = []              # (XR, columns, original x) to restore
     qs = []
@@ -326,14 +347,25 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
         if sp is None:
             special.append(None)
             continue
+        # on the CPU in numpy (views of the same memory): torch's ~10 us an op on a few
+        # columns was ~200 us a job, and a witness MSM's tree has ~50 jobs with exceptions
+        XL, XR, sp = (j.XL.numpy(), j.XR.numpy(), sp.numpy()) if cpu else (j.XL, j.XR, sp)
+        keep = sp[sp < n]
         if stats is not None:
-            stats["exceptional"] = stats.get("exceptional", 0) + int((sp < n).sum())
-        keep = sp < n
-        ops = (j.XL[:, sp[keep]].clone(), j.XR[:, sp[keep]].clone())
-        moved.append((j.XR, sp, j.XR[:d * L, sp].clone()))
-        plus = msm_ec.run(G, "plus_one", ("affine",), _f_plus_one, _views(j.XL[:, sp].contiguous(), C))
-        j.XR[:d * L, sp] = torch.cat(plus[:d], dim=0)
-        special.append((sp[keep], ops) if bool(keep.any()) else None)
+            stats["exceptional"] = stats.get("exceptional", 0) + len(keep)
+        ops = (XL[:, keep], XR[:, keep])
+        # only equal x makes a zero denominator: an identity operand whose stored x differs
+        # (most of the witness MSMs' exceptions) needs nothing here, its sum is replaced after
+        xl = XL[:d * L, sp]
+        same = (xl == XR[:d * L, sp]).all(0)
+        eq = sp[same]
+        if len(eq):
+            moved.append((XR, eq, XR[:d * L, eq]))
+            XR[:d * L, eq] = other_x(GS.F, xl[:, same])
+        if len(keep):
+            special.append((torch.as_tensor(keep, device=dev), tuple(torch.as_tensor(o) for o in ops)))
+        else:
+            special.append(None)
     clock.tick("tree_exc")
     if jobs:
         npre = max(B - 1, 1)                # the up launch's outputs: p_1 .. p_{B-1} (B = 1: den)
@@ -383,16 +415,21 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
             infL = infR = torch.zeros(m, dtype=torch.bool, device=dev)
         sinf = infL & infR
         sp, (opL, opR) = spc
-        iL, iR = infL[sp], infR[sp]
         # an identity operand: the sum is the other operand (a copy; the witness MSMs of a
-        # shared plan meet many, where a base is the identity in one table only)
+        # shared plan meet many, where a base is the identity in one table only). On the CPU
+        # in numpy, as above.
+        xp = (lambda t: t.numpy()) if cpu else (lambda t: t)      # noqa: E731
+        sp, opL, opR, out, sinf_ = xp(sp), xp(opL), xp(opR), xp(j.out), xp(sinf)
+        iL, iR = xp(infL)[sp], xp(infR)[sp]
         ident = iL | iR
         if bool(ident.any()):
-            c = torch.nonzero(ident).reshape(-1)
-            j.out[:, sp[c]] = torch.where(iL[c].reshape(1, -1), opR[:, c], opL[:, c])
-            sinf[sp[c]] = iL[c] & iR[c]
-            rest = torch.nonzero(~ident).reshape(-1)
+            c = ident.nonzero()[0] if cpu else torch.nonzero(ident).reshape(-1)
+            out[:, sp[c]] = (np if cpu else torch).where(iL[c].reshape(1, -1), opR[:, c], opL[:, c])
+            sinf_[sp[c]] = iL[c] & iR[c]
+            rest = (~ident).nonzero()[0] if cpu else torch.nonzero(~ident).reshape(-1)
             sp, opL, opR, iL, iR = sp[rest], opL[:, rest], opR[:, rest], iL[rest], iR[rest]
+        if cpu:
+            sp, opL, opR, iL, iR = (torch.from_numpy(np.ascontiguousarray(x)) for x in (sp, opL, opR, iL, iR))
         if len(sp):
             # P = ±Q: recomputed with complete XYZZ arithmetic
             a = to_points(GS, opL, iL)
@@ -402,7 +439,6 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
             sinf[sp] = inf
         res.append(sinf)
     return res
-
 
 
 def add_ragged_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 2,
