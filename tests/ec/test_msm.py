@@ -8,6 +8,7 @@ built to hit the exceptional paths, and the errors.
 """
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ec_support import PAIRING_GROUPS, O, oracle_points, scalars
@@ -407,3 +408,23 @@ def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap):
         with launch_budget(threads):
             plan = zt.msm_plan(ks, bases)
         assert zt.msm(plan, bases).to_affine() == want
+
+
+def test_split_scalars_zeros_and_ones():
+    """The live and ones masks, from 64-bit pairs of words and from the plain form (odd word
+    count, strided), against Python ints: 0, 1, 2^32 (word 1 set), 2^64 + 1, 2^255 + 1,
+    r - 1, and identity bases dropped."""
+    from zktensor.ops.msm import split_scalars
+    r = group_record("bn254.g1").r
+    vals = [0, 1, 2, 1 << 32, (1 << 64) + 1, (1 << 255) + 1, r - 1, 1, 0, 1 << 200]
+    inf = np.array([False] * 7 + [True, False, False])
+    words = np.array([[np.frombuffer(v.to_bytes(32, "little"), "<u4") for v in vals]])
+    want_live = [v != 0 and not i for v, i in zip(vals, inf)]
+    want_one = [v == 1 and not i for v, i in zip(vals, inf)]
+    for w in (words, np.ascontiguousarray(words[:, :, :7]), np.repeat(words, 2, axis=1)[:, ::2]):
+        cut = [v % (1 << (32 * w.shape[2])) for v in vals]
+        live, ones = split_scalars(w, inf, True)
+        assert live[0].tolist() == [c != 0 and not i for c, i in zip(cut, inf)]
+        assert ones[0].tolist() == [c == 1 and not i for c, i in zip(cut, inf)]
+    live, ones = split_scalars(words, inf, False)
+    assert live[0].tolist() == want_live and not ones.any() and want_one[1]

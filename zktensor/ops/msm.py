@@ -58,6 +58,7 @@ ceil(W/M) copies of the bases. M = 1 merges every window into one bucket set
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -634,10 +635,20 @@ def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
     """(live, ones) masks (B, n) of scalar words (B, n, Lr): the nonzero scalars of non-identity
     bases (all of them go through the buckets), and with `sparse` the scalars 1 among them
     (left out of the window choice)."""
-    live = words.any(axis=2) & ~base_inf[None, :]
+    if words.shape[2] % 2 or words.dtype.itemsize != 4 or not words.flags.c_contiguous or \
+            sys.byteorder != "little":
+        live = words.any(axis=2) & ~base_inf[None, :]
+        one = (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
+    else:       # as 64-bit pairs of words, ORed column by column: any() over an axis of 8 words
+        q = words.view(np.uint64)           # was ~5x slower (10 ms for 2^18 scalars)
+        hi = np.zeros(q.shape[:2], dtype=np.uint64)
+        for k in range(1, q.shape[2]):
+            hi |= q[:, :, k]
+        live = ((q[:, :, 0] | hi) != 0) & ~base_inf[None, :]
+        one = (q[:, :, 0] == 1) & (hi == 0)     # the low pair is 1: word 0 is 1, word 1 is 0
     if not sparse:
         return live, np.zeros_like(live)
-    return live, live & (words[:, :, 0] == 1) & ~words[:, :, 1:].any(axis=2)
+    return live, live & one
 
 
 def _pippenger(GS, table, tinf, jobs, n, c, widths, M, J, K, offset_total, cfg, dev, stats,
