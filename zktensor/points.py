@@ -106,7 +106,21 @@ def comps(data: torch.Tensor) -> list[torch.Tensor]:
 
 def is_zero(data: torch.Tensor) -> torch.Tensor:
     """Rows (last batch dims) where every word of (L, C, *batch) data is zero."""
+    if data.device.type == "cpu":       # numpy's OR over the words: a quarter of torch's time
+        return torch.from_numpy(np.bitwise_or.reduce(data.numpy(), axis=(0, 1)) == 0)
     return torch.all(data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]) == 0, dim=0)
+
+
+def _all_equal_or(data: torch.Tensor, col: torch.Tensor, skip: torch.Tensor) -> bool:
+    """Whether every column m of data (L, C, m) equals col (L, C, 1), where skip[m] is False."""
+    if data.device.type == "cpu":       # numpy, word row by word row into one accumulator:
+        x, c = data.numpy(), col.numpy()        # ~1/4 of torch's time (2^18 points: 11 ms)
+        diff = np.zeros(x.shape[2], dtype=x.dtype)
+        for i in range(x.shape[0]):
+            for k in range(x.shape[1]):
+                diff |= x[i, k] ^ c[i, k]
+        return bool(((diff == 0) | skip.numpy()).all())
+    return bool(torch.all((data == col) | skip.reshape(1, 1, -1)))
 
 
 def stack_outs(outs, start: int, count: int) -> torch.Tensor:
@@ -338,13 +352,14 @@ class PointTensor:
         flat = self._flat()
         m = flat.shape[2]
         inf = _is_id(G, flat)
-        xy = torch.zeros((G.L, 2 * G.degree, m), dtype=torch.int32, device=self.device)
         d = G.degree
-        if m and not bool(inf.all()):
+        if not m or bool(inf.all()):
+            xy = torch.zeros((G.L, 2 * d, m), dtype=torch.int32, device=self.device)
+        else:
             # already affine (ZZ = ZZZ = 1, as G.tensor and from_bytes make them): no inversion
             unit = self.G.identity((1,), device=self.device).data * 0
             unit[:, 2 * d] = unit[:, 3 * d] = G._one_col(self.device).reshape(G.L, 1)
-            if bool(torch.all((flat[:, 2 * d:] == unit[:, 2 * d:]) | inf.reshape(1, 1, m))):
+            if _all_equal_or(flat[:, 2 * d:], unit[:, 2 * d:], inf):
                 xy = flat[:, :2 * d].clone()
             else:
                 norm = msm_ec.run(G.params, "norm", ("xyzz",), _f_norm(G.params), comps(flat))[0]
