@@ -358,9 +358,10 @@ def _weighted_table(GS, xy, inf, c, M, J, chunks, point_major: bool = False):
 
     gxy, ginf = GS.generator((1,), device=dev).affine()
     cxy, cinf = torch.cat([xy, gxy], dim=2), torch.cat([inf, ginf])
-    cur = GS.from_affine(cxy, cinf, check=False)
+    cur = None              # XYZZ form, made only where there are weighted copies to double into
     for j in range(J):
         if j:
+            cur = cur if cur is not None else GS.from_affine(cxy, cinf, check=False)
             cur = PointTensor(GS, double_n_many(GS, cur.data, M * c))
             cxy, cinf = cur.affine()
         negy = (-FieldTensor(GS.F, cxy[:, d:].reshape(L, -1).contiguous())).data.reshape(L, d, n1)
