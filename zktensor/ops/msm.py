@@ -625,7 +625,9 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     K = min(cfg.chunks or choose_chunks(N), N)
     table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K)
     clock.tick("table")
-    jobs = [(words[b][live[b]], np.flatnonzero(live[b])) for b in range(Bt)]
+    # (all live, as dense scalars are: no masked copy of the words)
+    jobs = [(words[b], np.arange(n, dtype=np.int64)) if live[b].all() else
+            (words[b][live[b]], np.flatnonzero(live[b])) for b in range(Bt)]
     res = _pippenger(GS, table, tinf, jobs, n, c, widths, W, 1, K, total, cfg, dev, stats)
     if stats is not None:
         stats.update(ones=int(ones.sum()), dense=int((live & ~ones).sum()))
