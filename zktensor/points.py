@@ -107,7 +107,7 @@ def comps(data: torch.Tensor) -> list[torch.Tensor]:
 def is_zero(data: torch.Tensor) -> torch.Tensor:
     """Rows (last batch dims) where every word of (L, C, *batch) data is zero."""
     if data.device.type == "cpu":       # numpy's OR over the words: a quarter of torch's time
-        return torch.from_numpy(np.bitwise_or.reduce(data.numpy(), axis=(0, 1)) == 0)
+        return torch.from_numpy(np.asarray(np.bitwise_or.reduce(data.numpy(), axis=(0, 1)) == 0))
     return torch.all(data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]) == 0, dim=0)
 
 

@@ -248,9 +248,9 @@ XYZZ_TAIL = 4096     # halving steps of at most this many pairs are one launch o
                      # XYZZ additions (~165 ns a pair on one thread against ~60 batch-affine,
                      # but one launch against an up, a down and the inversion's levels: the
                      # batch-affine steps of 2560 to 240 pairs took 0.8-1.0 ms each on the
-                     # 2-core VM). A one-row reduction (a prepared Groth16 key, N = 4096) is
-                     # then all XYZZ: 2^16-constraint proof (diagnostic, interleaved) 677-803
-                     # ms against 698-858
+                     # 2-core VM). A one-row reduction (a prepared Groth16 key: N = 32768 at
+                     # 2^16 constraints) has its last 10 of 15 steps in XYZZ: 2^16-constraint
+                     # proof (diagnostic, interleaved) 677-803 ms against 698-858
 
 
 def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,

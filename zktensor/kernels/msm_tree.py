@@ -30,8 +30,8 @@ bucket holding half the points costs log2 levels, not a serial chain): the
 tree is the load balance.
 
 Exceptions are found, not assumed away: a pair with x_L = x_R (P = ±Q, or an
-identity operand whose stored x equals the other's) gets x_R := x_L + 1 before
-the shared inversion (so no denominator is zero). Afterwards a pair with an
+identity operand whose stored x equals the other's) gets x_R := x_L ± 1
+(`other_x`) before the shared inversion (so no denominator is zero). Afterwards a pair with an
 identity operand takes the other operand as its sum, and P = ±Q is recomputed
 with the complete XYZZ formulas of `zktensor.points` (P + P doubles, P + (-P)
 is the identity).
@@ -321,8 +321,8 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
     no sum is the identity).
 
     Exceptional pairs are those with an identity operand or P = ±Q. Where x_L = x_R (P = ±Q,
-    or an identity whose stored x equals the other's) x_R = x_L + 1 before the inversion,
-    so that no denominator is zero. After it, a pair with an identity operand takes the
+    or an identity whose stored x equals the other's) x_R = x_L ± 1 (`other_x`) before the
+    inversion, so that no denominator is zero. After it, a pair with an identity operand takes the
     other operand, and P = ±Q is recomputed with the complete XYZZ formulas; XR's x is
     restored on return (the bucket reduction reads its operands again)."""
     from ..points import PointTensor, add_complete
