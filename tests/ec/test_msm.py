@@ -428,3 +428,15 @@ def test_split_scalars_zeros_and_ones():
         assert ones[0].tolist() == [c == 1 and not i for c, i in zip(cut, inf)]
     live, ones = split_scalars(words, inf, False)
     assert live[0].tolist() == want_live and not ones.any() and want_one[1]
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_g2_tree_denominators_kept_or_recomputed(monkeypatch, keep):
+    """BN254 G2 tree levels with the up kernel's norms handed to the down kernel (the
+    default over Fq2) and recomputed there: the oracle's point either way, on bases with
+    repeats and identities and scalars with 0, 1, 2 and r - 1."""
+    from zktensor.kernels import msm_tree
+    monkeypatch.setattr(msm_tree, "keeps_dens", lambda G: keep)
+    name = "bn254.g2"
+    g, G, bases, ks = _edge_case(name, 24)
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(window=4)).to_affine() == O.msm(g, bases, ks)

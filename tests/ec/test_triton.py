@@ -349,10 +349,7 @@ def _msm_kernels(name):
         lane = [("lane_step", "lane_step", ("xyzz", "affine", "xyzz"), msm_reduce._f_lane_step)]
     return _add_kernels(name) + lane + [
         ("double", "double", ("xyzz",), pts_mod._f_double),
-        ("tree_up", ("tree_up", B), ("affine",) * (2 * B), msm_tree._f_up(B)),
-        ("tree_down_add", ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
-         msm_tree._f_down_add(B)),
-    ]
+    ] + [(label, *spec) for label, spec in zip(("tree_up", "tree_down_add"), msm_tree.tree_kernels(g, B))]
 
 
 # Point kernels are compiled without Triton's coalescing pass, as they are launched

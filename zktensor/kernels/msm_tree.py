@@ -15,8 +15,9 @@ a column, and every kernel operand is a (L, columns) view with unit column
 stride, which the CPU target's vector (IFMA) loops need. One level is
 
     up       per pair of blocks one job over blocks of B pairs: the denominators
-             x_R - x_L (over Fq2 their norms, in Fq) and their prefix products,
-             all jobs in one launch (`add_pair_jobs`, `CompiledProgram.run_many`);
+             x_R - x_L (over Fq2 their norms, in Fq, also stored for the down launch:
+             `keeps_dens`) and their prefix products, all jobs in one launch
+             (`add_pair_jobs`, `CompiledProgram.run_many`);
     invert   the block products of all jobs, recursively (`msm_inverse`);
     down     one launch: each denominator's inverse by Montgomery's backward
              sweep, then lambda = (y_R - y_L)/(x_R - x_L), x3 = lambda^2 - x_L - x_R,
@@ -88,33 +89,59 @@ def _add_given(P, Q, dx, inv):
     return E.make("affine", x3, y3)
 
 
-def _f_up(B):
-    """Block j of B pairs -> prefix products of their denominators (Montgomery's trick, up)."""
+def _f_up(B, keep: bool = False):
+    """Block j of B pairs -> prefix products of their denominators (Montgomery's trick, up);
+    with `keep` also the B denominators themselves (see `keeps_dens`)."""
     def f(*xs):                 # x_L0, x_R0, x_L1, x_R1, ... (affine points: only x is read)
-        acc, out = None, []
+        acc, out, dens = None, [], []
         for j in range(B):
             den = _den(xs[2 * j], xs[2 * j + 1])[1]
+            dens.append(den)
             acc = den if acc is None else acc * den
             if j:
                 out.append(acc)
-        return tuple(out) if B > 1 else (acc,)      # p_1 .. p_{B-1} (B = 1: the denominator)
+        out = out if B > 1 else [acc]               # p_1 .. p_{B-1} (B = 1: the denominator)
+        return tuple(out + dens) if keep else tuple(out)
     return f
 
 
-def _f_down_add(B):
-    """From t = 1/p_{B-1}: every denominator's inverse (backward), then the B additions."""
+def _f_down_add(B, given: bool = False):
+    """From t = 1/p_{B-1}: every denominator's inverse (backward), then the B additions;
+    with `given` the denominators are inputs (after p_1 .. p_{B-2}), not recomputed."""
     def f(t, *rest):
         pts = rest[:2 * B]
-        pre = rest[2 * B:]                                   # p_1 .. p_{B-2}
-        dens = [_den(pts[2 * j], pts[2 * j + 1]) for j in range(B)]
-        p = [dens[0][1]] + list(pre)                          # p_0 .. p_{B-2}
+        pre = rest[2 * B:2 * B + max(B - 2, 0)]              # p_1 .. p_{B-2}
+        dxs = [pts[2 * j + 1].coords()[0] - pts[2 * j].coords()[0] for j in range(B)]
+        dens = list(rest[2 * B + max(B - 2, 0):]) if given else \
+            [_den(pts[2 * j], pts[2 * j + 1])[1] for j in range(B)]
+        p = [dens[0]] + list(pre)                             # p_0 .. p_{B-2}
         inv = [None] * B
         for j in range(B - 1, 0, -1):
             inv[j] = t * p[j - 1]
-            t = t * dens[j][1]
+            t = t * dens[j]
         inv[0] = t
-        return tuple(_add_given(pts[2 * j], pts[2 * j + 1], dens[j][0], inv[j]) for j in range(B))
+        return tuple(_add_given(pts[2 * j], pts[2 * j + 1], dxs[j], inv[j]) for j in range(B))
     return f
+
+
+def keeps_dens(G) -> bool:
+    """Whether the tree's up kernel hands its denominators to the down kernel. Over Fq2 a
+    denominator is a norm (two squares and an addition), worth a store and a load: the
+    2^16-constraint proof's B2 MSM (BN254 G2, one thread, interleaved in one process) spent
+    118-119 ms in down launches against 130-133, and 30-34 against 26-29 in up launches,
+    274-281 ms in all against 283-288. Over Fq it is one subtraction, cheaper than the
+    memory traffic."""
+    return G.degree == 2
+
+
+def tree_kernels(G, B: int):
+    """The (key, kinds, fn) of a tree level's up and down programs for blocks of B."""
+    keep = keeps_dens(G)
+    tag = ("dens",) if keep else ()
+    up = (("tree_up", B) + tag, ("affine",) * (2 * B), _f_up(B, keep))
+    down = (("tree_down_add", B) + tag, ("fq",) + ("affine",) * (2 * B) + ("fq",) * (max(B - 2, 0) + B * keep),
+            _f_down_add(B, keep))
+    return up, down
 
 
 def _on_host(dev) -> bool:
@@ -375,8 +402,9 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
         Q = sum(qs)
         Qp = padded(Q, inverse_block)
         pre = [torch.empty((L, Qp), dtype=torch.int32, device=dev) for _ in range(npre)]
-        up = (("tree_up", B), ("affine",) * (2 * B), _f_up(B))
-        down = (("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2), _f_down_add(B))
+        # over Fq2 also the B denominators, for the down launch (`keeps_dens`)
+        kept = [torch.empty((L, Qp), dtype=torch.int32, device=dev) for _ in range(B * keeps_dens(G))]
+        up, down = tree_kernels(G, B)
         # on the CPU operands go to the launch as addresses: a view per operand cost more
         # than a small job's kernel time
         addr = all(len(c.meta["calls"]) == 1 and c.target == "cpu"
@@ -397,13 +425,13 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
                 outs += comps(j.out, k * q, q)
             xs_of.append((xs, outs, at, q))
             at += q
-        msm_ec.run_many(G, *up, [(xs, [comps(p, a, q, 1)[0] for p in pre], q) for xs, _, a, q in xs_of])
+        msm_ec.run_many(G, *up, [(xs, [comps(p, a, q, 1)[0] for p in pre + kept], q) for xs, _, a, q in xs_of])
         clock.tick("tree_up")
         pre[-1][:, Q:] = pre[-1][:, :1]          # padding: whole blocks for the inversion's levels
         t = batch_inverse(GS.F, pre[-1], inverse_block)
         clock.tick("tree_inv")
-        msm_ec.run_many(G, *down, [([comps(t, a, q, 1)[0]] + xs + [comps(p, a, q, 1)[0] for p in pre[:-1]], outs, q)
-                                   for xs, outs, a, q in xs_of])
+        msm_ec.run_many(G, *down, [([comps(t, a, q, 1)[0]] + xs + [comps(p, a, q, 1)[0] for p in pre[:-1] + kept],
+                                    outs, q) for xs, outs, a, q in xs_of])
         clock.tick("tree_down")
     for XR, sp, x in moved:
         XR[:d * L, sp] = x
@@ -668,8 +696,7 @@ def _in_place(G, B, device_type) -> bool:
     into several kernels, as some groups' are on the GPU, could overwrite an operand that a
     later kernel still reads)."""
     _beta(G)
-    c = msm_ec.compiled(G, ("tree_down_add", B), ("fq",) + ("affine",) * (2 * B) + ("fq",) * (B - 2),
-                        _f_down_add(B), device_type)
+    c = msm_ec.compiled(G, *tree_kernels(G, B)[1], device_type)
     return len(c.meta["calls"]) == 1
 
 
