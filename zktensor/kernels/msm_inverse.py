@@ -91,7 +91,7 @@ def _levels(F, B, progs, addr, member, a, out, m, like):
     qp = q if top or q % B == 0 else q + B - q % B        # the block products, padded with ones
     pre = torch.empty((B - 1, F.limbs, qp), dtype=torch.int32, device=like.device)  # p_1..p_{B-1}
     if qp > q:
-        pre[B - 2, :, q:] = _one(F, like.device)
+        pre[B - 2, :, q:] = F.ones((1,), device=like.device).data
     cols = lambda t: member(addr(t), 0, q)                # noqa: E731  its first q columns
     up.run_many([([member(a, j, q) for j in range(B)], [cols(p) for p in pre], q)])
     if top:
@@ -101,17 +101,6 @@ def _levels(F, B, progs, addr, member, a, out, m, like):
         _levels(F, B, progs, addr, member, addr(pre[B - 2]), addr(t), qp, like)
     down.run_many([([cols(t)] + [member(a, j, q) for j in range(B)] + [cols(p) for p in pre[:B - 2]],
                     [member(out, j, q) for j in range(B)], q)])
-
-
-_ONES: dict = {}
-
-
-def _one(F, device) -> torch.Tensor:
-    """F's one (Montgomery form) as an (L, 1) limb column: the padding of block products."""
-    key = (F.name, str(device))
-    if key not in _ONES:
-        _ONES[key] = F.ones((1,), device=device).data
-    return _ONES[key]
 
 
 def _programs(F, B, a):
