@@ -439,3 +439,11 @@ def test_g2_tree_denominators_kept_or_recomputed(monkeypatch, keep):
     name = "bn254.g2"
     g, G, bases, ks = _edge_case(name, 24)
     assert zt.msm(ks, G.tensor(bases), MSMConfig(window=4)).to_affine() == O.msm(g, bases, ks)
+
+
+def test_signed_digits_refuses_wide_windows():
+    """Digits are computed in 32-bit lanes: windows of more than 30 bits are refused."""
+    words = np.zeros((3, 8), dtype=np.uint32)
+    with pytest.raises(ValueError, match="at most 30 bits"):
+        signed_digits(words, 31, 9)
+    assert signed_digits(words, 30, 9).shape == (9, 3)

@@ -222,3 +222,11 @@ def test_other_x_is_canonical_and_different(name):
     assert all(0 <= v < F.p for v in got) and all(a != b for a, b in zip(got, xs))
     assert got[:4] == [1, 0, 1, F.p - 2] and got[-1] == (1 << 64) + 1
     assert _ints(torch.from_numpy(msm_tree.other_x(F, _words(F, xs).numpy()))) == got     # the numpy form
+
+
+def test_other_x_refuses_a_field_where_x_plus_one_may_leave_it():
+    """p = 1 (mod 2^32): x = p - 1 has a low word of 0, and x + 1 would be p."""
+    from types import SimpleNamespace
+    fake = SimpleNamespace(name="fake", p=(1 << 40) + 1)
+    with pytest.raises(ValueError, match="p = 1"):
+        msm_tree.other_x(fake, torch.zeros((2, 3), dtype=torch.int32))
