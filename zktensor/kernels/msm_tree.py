@@ -298,9 +298,9 @@ GATHER_SPLIT = 1 << 16      # words from which a gather is shared by threads
 
 
 def exceptional(XL, XR, infL, infR, d, L):
-    """Columns with an identity operand or equal x (P = ±Q), or None. Equal x is looked for
-    on the lowest word first, so the full comparison only touches candidates. infL/infR may
-    be None (no identity operands)."""
+    """(columns with an identity operand or equal x, their equal-x mask), or None. Equal x
+    is looked for on the lowest word first, so the full comparison only touches
+    candidates. infL/infR may be None (no identity operands)."""
     if XL.device.type == "cpu":     # numpy: a fraction of torch's overhead here
         cn = XL[0].numpy() == XR[0].numpy()
         if infL is not None:
@@ -308,22 +308,18 @@ def exceptional(XL, XR, infL, infR, d, L):
         if not cn.any():
             return None
         idx = np.flatnonzero(cn)
-        keep = (XL[:d * L].numpy()[:, idx] == XR[:d * L].numpy()[:, idx]).all(axis=0)
-        if infL is not None:
-            keep |= infL.numpy()[idx] | infR.numpy()[idx]
-        idx = idx[keep]
-        return torch.from_numpy(idx) if len(idx) else None
+        same = (XL[:d * L].numpy()[:, idx] == XR[:d * L].numpy()[:, idx]).all(axis=0)
+        keep = same | infL.numpy()[idx] | infR.numpy()[idx] if infL is not None else same
+        return (torch.from_numpy(idx[keep]), torch.from_numpy(same[keep])) if keep.any() else None
     cand = XL[0] == XR[0]
     if infL is not None:
         cand |= infL | infR
     if not bool(cand.any()):
         return None
     idx = torch.nonzero(cand).reshape(-1)
-    keep = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
-    if infL is not None:
-        keep |= infL[idx] | infR[idx]
-    idx = idx[keep]
-    return idx if len(idx) else None
+    same = torch.all(XL[:d * L, idx] == XR[:d * L, idx], dim=0)
+    keep = same | infL[idx] | infR[idx] if infL is not None else same
+    return (idx[keep], same[keep]) if bool(keep.any()) else None
 
 
 @dataclass
@@ -373,25 +369,25 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
         assert m % B == 0, "pad the pairs to a multiple of the block"
         n = m if j.n is None else j.n
         qs.append(m // B)
-        sp = exceptional(j.XL, j.XR, j.infL, j.infR, d, L)
-        if sp is None:
+        found = exceptional(j.XL, j.XR, j.infL, j.infR, d, L)
+        if found is None:
             special.append(None)
             continue
         # on the CPU in numpy (views of the same memory): torch's ~10 us an op on a few
         # columns was ~200 us a job, and a witness MSM's tree has ~50 jobs with exceptions
-        XL, XR, sp = (j.XL.numpy(), j.XR.numpy(), sp.numpy()) if cpu else (j.XL, j.XR, sp)
+        sp, same = found
+        XL, XR, sp, same = (j.XL.numpy(), j.XR.numpy(), sp.numpy(), same.numpy()) if cpu else \
+            (j.XL, j.XR, sp, same)
         keep = sp[sp < n]
         if stats is not None:
             stats["exceptional"] = stats.get("exceptional", 0) + len(keep)
         ops = (XL[:, keep], XR[:, keep])
         # only equal x makes a zero denominator: an identity operand whose stored x differs
         # (most of the witness MSMs' exceptions) needs nothing here, its sum is replaced after
-        xl = XL[:d * L, sp]
-        same = (xl == XR[:d * L, sp]).all(0)
         eq = sp[same]
         if len(eq):
             moved.append((XR, eq, XR[:d * L, eq]))
-            XR[:d * L, eq] = other_x(GS.F, xl[:, same])
+            XR[:d * L, eq] = other_x(GS.F, XL[:d * L, eq])
         if len(keep):
             special.append((torch.as_tensor(keep, device=dev), tuple(torch.as_tensor(o) for o in ops)))
         else:

@@ -36,10 +36,10 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
 5. Bucket reduction (`kernels.msm_reduce`), by default by halving: the top half of
    every bucket row is added onto its bottom half and kept aside, log2 N steps of
    batch-affine additions over all rows at once (the small last steps in XYZZ), then
-   the kept halves' sums weighted by a Horner chain. Or (`reduction="suffix"`) by blocked parallel suffix
-   sums: the buckets of every window are cut into K chunks, all chunks of all
-   windows are lanes of one batch, and each step of the scan is one fused launch
-   of XYZZ additions. Measured on the 2-core CPU (diagnostic, 2026-11-21): BN254 G2,
+   the kept halves' sums weighted by a Horner chain. Or (`reduction="suffix"`) by
+   blocked parallel suffix sums: the buckets of every window are cut into K chunks,
+   all chunks of all windows are lanes of one batch, and each step of the scan is
+   one fused launch of XYZZ additions. Measured on the 2-core CPU (diagnostic, 2026-11-21): BN254 G2,
    18 rows of 2^14 buckets, one thread, 148-163 ms halving against 226-228 ms
    suffix; BN254 G1 within noise of each other (72-82 ms against 75-79 ms).
 6. Windows combined by Horner (doublings fused up to `points.max_chain` per launch).
