@@ -10,7 +10,13 @@ fi
 stamp=.venv/.zktensor-installed
 if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ]; then
   echo "[setup] installing zktensor and its dependencies (torch, triton, torch-mlir, ...): first run takes minutes" >&2
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[test,bench]"
+  # --no-cache-dir: torch's CUDA libraries are ~4 GB of wheels; a cached copy of them would double
+  # what the install leaves on disk.
+  pip_install() { .venv/bin/python -m pip install --quiet --no-cache-dir "$@"; }
+  if ! { pip_install --upgrade pip && pip_install -e ".[test,bench]"; }; then
+    free=$(df -Pk . | awk 'NR==2 {printf "%.1f", $4 / 1048576}')
+    echo "[setup] pip install failed; ${free} GB are free here, and the install needs about 10 GB" >&2
+    exit 1
+  fi
   touch "$stamp"
 fi
