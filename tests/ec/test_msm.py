@@ -385,16 +385,20 @@ def test_msm_plan_shared_by_g1_and_g2(monkeypatch, cap):
         zt.msm_plan(ks)
 
 
+@pytest.mark.parametrize("counting", [True, False])
 @pytest.mark.parametrize("cap", [None, 5])
-def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap):
+def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap, counting):
     """A bucket row cut into pieces of digit positions (threads share a one-row plan): the
     pieces' sorts merged by rank give the oracle's sums, with identity bases, zeros, r - 1
-    and a heavy bucket of ones (cap) cut into pieces across the row's pieces."""
-    from zktensor.kernels import msm_tree
+    and a heavy bucket of ones (cap) cut into pieces across the row's pieces; by the
+    compiled counting sort and by numpy's argsort."""
+    from zktensor.kernels import msm_place, msm_tree
     from zktensor.kernels.elementwise import launch_budget
     from zktensor.ops import msm as msm_mod
     if cap:
         monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
+    monkeypatch.setattr(msm_place, "ENABLED", counting)
+    assert msm_place.available() == counting
     monkeypatch.setattr(msm_mod, "PIECE_MIN", 16)
     nm, n = "bn254.g1", 48
     pts = list(oracle_points(nm, n))
@@ -447,3 +451,53 @@ def test_signed_digits_refuses_wide_windows():
     with pytest.raises(ValueError, match="at most 30 bits"):
         signed_digits(words, 31, 9)
     assert signed_digits(words, 30, 9).shape == (9, 3)
+
+
+def _place_oracle(digits, cols, width, start, pos, size, off=None):
+    """msm_place.place as a Python loop over ints."""
+    dst = [None] * size
+    cnt = {v + 1: int(start[v]) for v in range(len(start))}
+    for d, col in zip(digits.tolist(), cols.tolist()):
+        v = abs(d)
+        if v:
+            rank = cnt[v]
+            cnt[v] += 1
+            at = (int(off[rank]) if off is not None else rank) + int(pos[v - 1])
+            dst[at] = col + (width if d < 0 else 0)
+    return dst
+
+
+@pytest.mark.parametrize("ranked", [True, False])
+def test_bucket_place_matches_python_loop(ranked):
+    """The counting sort's compiled loops (`msm_place`) against a Python loop: counts of
+    every bucket with the extreme digits +-N and zeros, and each entry placed by its rank
+    from a nonzero start (a later piece of a row) through `off` (rank-major) or flat."""
+    from zktensor.kernels import msm_place
+    if not msm_place.available():
+        pytest.skip(f"no compiled loops: {msm_place._lib_error}")
+    rng = np.random.default_rng(5)
+    N, m, width = 16, 500, 1000
+    digits = rng.integers(-N, N + 1, m).astype(np.int32)
+    digits[:4] = [N, -N, 0, 0]
+    cols = rng.integers(0, width, m).astype(np.int64)
+    cnt = msm_place.count(digits, N)
+    assert cnt.tolist() == [sum(abs(int(d)) == v for d in digits) for v in range(N + 1)]
+    start = rng.integers(0, 3, N).astype(np.int64)
+    ranks = start + cnt[1:]                       # a bucket's ranks end below this
+    if ranked:
+        R = int(ranks.max())
+        off = np.arange(R, dtype=np.int64) * N    # rank-major: block t holds rank t of every bucket
+        pos = rng.permutation(N).astype(np.int64)
+        size = R * N
+    else:
+        off = None
+        pos = np.concatenate([[0], np.cumsum(ranks)[:-1]]).astype(np.int64)
+        size = int(ranks.sum())
+    dst = np.full(size, -1, dtype=np.int64)
+    msm_place.place(digits, cols, width, start, pos, dst, off)
+    want = _place_oracle(digits, cols, width, start, pos, size, off)
+    assert dst.tolist() == [-1 if w is None else w for w in want]
+    with pytest.raises(ValueError, match="contiguous int32"):
+        msm_place.place(digits.astype(np.int64), cols, width, start, pos, dst, off)
+    with pytest.raises(ValueError, match="499 columns"):
+        msm_place.place(digits, cols[1:], width, start, pos, dst, off)

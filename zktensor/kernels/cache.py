@@ -2,8 +2,8 @@
 
 Key = sha256(program text, strategy, target, compiler fingerprint). The
 fingerprint hashes the source of the compiler itself (IR, passes, field
-records), so editing a pass invalidates exactly what it could change, and a
-cache copied to another machine stays valid there. An entry is a directory
+records, the CPU drivers' lowering), so editing a pass invalidates exactly
+what it could change, and a cache copied to another machine stays valid there. An entry is a directory
 with `meta.json` (the launch plan) and `kernels.py` (Triton) or `kernels.so`
 (CPU); it is written to a temporary directory and renamed into place, so a
 reader never sees half an entry.
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent
-_COMPILER_SOURCES = ("ir", "passes", "algebra/fields.py")
+_COMPILER_SOURCES = ("ir", "passes", "algebra/fields.py", "kernels/cpu_code.py")
 
 
 def cache_root() -> Path:

@@ -33,7 +33,6 @@ Order in this file: kernel (MLIR generator), host wrapper, reference.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import ctypes
 import functools
 import json
@@ -42,6 +41,7 @@ import threading
 import torch
 
 from . import cache
+from .cpu_code import Code, compile_module
 from .cpu_isa import cpu_options
 from .elementwise import launch_threads
 from .host_memory import keep_freed_memory
@@ -100,114 +100,6 @@ def _limb_functions(F, ifma: bool) -> list[str]:
     return out
 
 
-class _Code:
-    """A few helpers for writing the driver's MLIR (custom op syntax)."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-        self.count = 0
-        self.depth = 2
-
-    def fresh(self, hint="t"):
-        self.count += 1
-        return f"%{hint}{self.count}"
-
-    def emit(self, line):
-        self.lines.append("  " * self.depth + line)
-
-    def const(self, value, t="i64"):
-        r = self.fresh("c")
-        self.emit(f"{r} = arith.constant {value} : {t}")
-        return r
-
-    def bin(self, op, a, b, t="i64"):
-        r = self.fresh()
-        self.emit(f"{r} = arith.{op} {a}, {b} : {t}")
-        return r
-
-    def add(self, a, b, t="i64"): return self.bin("addi", a, b, t)
-    def mul(self, a, b, t="i64"): return self.bin("muli", a, b, t)
-    def shl(self, a, b, t="i64"): return self.bin("shli", a, b, t)
-    def shr(self, a, b, t="i64"): return self.bin("shrui", a, b, t)
-    def and_(self, a, b, t="i64"): return self.bin("andi", a, b, t)
-
-    def cmp(self, pred, a, b, t="i64"):
-        r = self.fresh()
-        self.emit(f"{r} = arith.cmpi {pred}, {a}, {b} : {t}")
-        return r
-
-    def gep(self, base, off, elt, vector=False):
-        r = self.fresh("p")
-        if vector:
-            self.emit(f"{r} = llvm.getelementptr {base}[{off}] : (!llvm.ptr, vector<{LANES}xi64>) -> "
-                      f"vector<{LANES}x!llvm.ptr>, {elt}")
-        else:
-            self.emit(f"{r} = llvm.getelementptr {base}[{off}] : (!llvm.ptr, i64) -> !llvm.ptr, {elt}")
-        return r
-
-    def load(self, ptr, t, align):
-        r = self.fresh("l")
-        self.emit(f"{r} = llvm.load {ptr} {{alignment = {align} : i64}} : !llvm.ptr -> {t}")
-        return r
-
-    def store(self, val, ptr, t, align):
-        self.emit(f"llvm.store {val}, {ptr} {{alignment = {align} : i64}} : {t}, !llvm.ptr")
-
-    def gather(self, ptrs, elt):
-        vt = f"vector<{LANES}x{elt}>"
-        m = self.fresh("m")
-        z = self.fresh("z")
-        r = self.fresh("g")
-        self.emit(f"{m} = llvm.mlir.constant(dense<true> : vector<{LANES}xi1>) : vector<{LANES}xi1>")
-        self.emit(f"{z} = llvm.mlir.constant(dense<0> : {vt}) : {vt}")
-        self.emit(f"{r} = llvm.intr.masked.gather {ptrs}, {m}, {z} {{alignment = {4 if elt == 'i32' else 8} : i32}}"
-                  f" : (vector<{LANES}x!llvm.ptr>, vector<{LANES}xi1>, {vt}) -> {vt}")
-        return r
-
-    def scatter(self, val, ptrs, elt):
-        m = self.fresh("m")
-        self.emit(f"{m} = llvm.mlir.constant(dense<true> : vector<{LANES}xi1>) : vector<{LANES}xi1>")
-        self.emit(f"llvm.intr.masked.scatter {val}, {ptrs}, {m} {{alignment = {4 if elt == 'i32' else 8} : i32}}"
-                  f" : vector<{LANES}x{elt}>, vector<{LANES}xi1> into vector<{LANES}x!llvm.ptr>")
-
-    def splat(self, x, elt="i64"):
-        r = self.fresh("b")
-        self.emit(f"{r} = vector.broadcast {x} : {elt} to vector<{LANES}x{elt}>")
-        return r
-
-    def call(self, fn, args, n_res, tin, tout):
-        r = self.fresh("r")
-        self.emit(f"{r}:{n_res} = func.call @{fn}({', '.join(args)}) : ({', '.join([tin] * len(args))}) -> "
-                  f"({', '.join([tout] * n_res)})")
-        return [f"{r}#{i}" for i in range(n_res)]
-
-    @contextlib.contextmanager
-    def loop(self, lo, hi, step):
-        """scf.for over i64 bounds; yields the i64 induction value."""
-        lo_i, hi_i, st_i = (self._index(x) for x in (lo, hi, step))
-        iv = self.fresh("iv")
-        self.emit(f"scf.for {iv} = {lo_i} to {hi_i} step {st_i} {{")
-        self.depth += 1
-        r = self.fresh("i")
-        self.emit(f"{r} = arith.index_cast {iv} : index to i64")
-        yield r
-        self.depth -= 1
-        self.emit("}")
-
-    @contextlib.contextmanager
-    def when(self, cond):
-        self.emit(f"scf.if {cond} {{")
-        self.depth += 1
-        yield
-        self.depth -= 1
-        self.emit("}")
-
-    def _index(self, x):
-        r = self.fresh("x")
-        self.emit(f"{r} = arith.index_cast {x} : i64 to index")
-        return r
-
-
 ARGS = ("src", "src_ls", "src_ps", "dst", "dst_ls", "dst_ps", "tw", "tw_ls",
         "pre", "pre_ls", "pre_mode", "post", "post_ls", "post_mode", "scr",
         "rowbase", "lanerow", "colperm", "nat", "n1", "n2", "t0", "t1")
@@ -227,7 +119,7 @@ def _pass_function(F, name: str, unroll: int = 2) -> str:
     col, dit = kind == "col", direction == "dit"
     L, n52 = F.limbs32, F.limbs52
     v32, v64 = f"vector<{LANES}xi32>", f"vector<{LANES}xi64>"
-    c = _Code()
+    c = Code(LANES)
     params = ", ".join(f"%{a}: {'!llvm.ptr' if a in PTR_ARGS else 'i64'}" for a in ARGS)
     head = [f"  func.func @ntt_{name}({params}) {{"]
     one, zero, three = c.const(1), c.const(0), c.const(3)
@@ -416,21 +308,8 @@ def module_text(F, ifma: bool, unroll: int = 2) -> str:
     return "module {\n" + "\n".join(_limb_functions(F, ifma) + passes) + "\n}"
 
 
-LOWERING = ("builtin.module(inline, canonicalize, cse, loop-invariant-code-motion, convert-scf-to-cf, "
-            "convert-vector-to-llvm, convert-math-to-llvm, convert-arith-to-llvm, convert-func-to-llvm, "
-            "convert-cf-to-llvm, reconcile-unrealized-casts)")
-
-
 def _compile(text: str, out_dir: str) -> dict:
-    import os
-    from ..ir import dialects
-    from ..passes import limbs_to_cpu
-    ir, passmanager, _, _ = dialects.mlir()
-    ctx = dialects.context()
-    module = dialects.parse(text, ctx)
-    with ctx:
-        passmanager.PassManager.parse(LOWERING).run(module.operation)
-    limbs_to_cpu.emit_shared_object(module, ctx, os.path.join(out_dir, "kernels.so"))
+    compile_module(text, out_dir)
     return {"kind": "ntt_cpu", "passes": list(PASSES)}
 
 

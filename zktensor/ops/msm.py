@@ -19,8 +19,9 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    other scalars (with 90% zeros and ones, the window for all n would make buckets
    outnumber their entries). Identity bases are dropped.
 3. Bucket accumulation as a tensor program: every (window, point) digit is an
-   entry; entries are grouped by bucket with a stable radix sort per window
-   row and placed rank-major (buckets longest first, entry i of every bucket in
+   entry; entries are grouped by bucket with a counting sort per window row
+   (`kernels.msm_place`: compiled loops, or numpy's stable radix argsort where
+   they cannot be compiled) and placed rank-major (buckets longest first, entry i of every bucket in
    rank block i), and all buckets of all windows are summed by one tree of
    batch-affine additions over those blocks (`kernels.msm_tree`: each level adds
    block 2k+1 onto block 2k in place, all k in one launch pair sharing one
@@ -786,6 +787,7 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
     2·width): (`msm_tree.TreePlan`, whether a bucket was cut into pieces, entries). Bucket
     v of row r is summed into column dest of the (rows·N) bucket table laid out for the
     reduction."""
+    from ..kernels import msm_place
     from ..kernels.msm_tree import RANK_CAP, Clock, RankBlocks, TreePlan, tree_plan
     clock = Clock(stats)
     rows = len(dgs)
@@ -801,11 +803,16 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
         pieces += [(r, a, min(a + step, len(dgs[r]))) for a in range(0, len(dgs[r]), step)] or [(r, 0, 0)]
     pcounts = np.empty((len(pieces), N + 1), dtype=np.int64)
     sorted_ = [None] * len(pieces)
+    # the counting sort's compiled loops (`msm_place`), or numpy's radix argsort
+    counting = msm_place.available()
 
     def sort_pieces(lo, hi):
         for k in range(lo, hi):
             r, a, b = pieces[k]
             d = dgs[r][a:b]
+            if counting:
+                pcounts[k] = msm_place.count(d, N)
+                continue
             mags = np.abs(d).astype(np.uint16)
             # each digit's table column, in digit order: one gather by the sort order later
             # (two, of the column and of the digit's sign, cost ~2.5 ns a digit more)
@@ -844,9 +851,12 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
 
         def fill(lo, hi):
             for k in range(lo, hi):
-                r, a, _ = pieces[k]
-                cols, c, rank = entries(k)
-                idx[np.repeat(seg0[r * N:(r + 1) * N], c) + rank] = cols
+                r, a, b = pieces[k]
+                if counting:
+                    msm_place.place(dgs[r][a:b], cmaps[r][a:b], width, prior[k], seg0[r * N:(r + 1) * N], idx)
+                else:
+                    cols, c, rank = entries(k)
+                    idx[np.repeat(seg0[r * N:(r + 1) * N], c) + rank] = cols
                 if cfg.offset and a == 0:   # each segment: its entries, then its offset U_v
                     idx[ends[r * N:(r + 1) * N] - 1] = 2 * width + np.arange(N, dtype=np.int64)
         host_parallel(len(pieces), fill, S + n_digits)
@@ -865,10 +875,13 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
 
         def place(lo, hi):
             for k in range(lo, hi):
-                r, a, _ = pieces[k]
-                cols, c, rank = entries(k)
+                r, a, b = pieces[k]
                 p = pos[r * N:(r + 1) * N]
-                src[blocks.off[rank] + np.repeat(p, c)] = cols
+                if counting:
+                    msm_place.place(dgs[r][a:b], cmaps[r][a:b], width, prior[k], p, src, blocks.off)
+                else:
+                    cols, c, rank = entries(k)
+                    src[blocks.off[rank] + np.repeat(p, c)] = cols
                 if cfg.offset and a == 0:
                     src[blocks.off[counts[r, 1:]] + p] = 2 * width + np.arange(N, dtype=np.int64)
         if blocks is not None:
