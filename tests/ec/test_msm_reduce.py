@@ -71,11 +71,14 @@ def test_reduce_suffix_agrees(kind):
     assert PointTensor(G, T).to_affine() == [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("threads", [1, 3])
-def test_take_cols_point_major(monkeypatch, threads):
-    """The point-major gather (chunks transposed into place, shared by threads) gives the
-    words of the row-by-row one, for repeated, unsorted and out-of-order indices and into a
-    strided destination view."""
+def test_take_cols_point_major(monkeypatch, threads, compiled):
+    """The point-major gather (the compiled vector gathers, or numpy's chunks transposed into
+    place; shared by threads) gives the words of the row-by-row one, for repeated, unsorted
+    and out-of-order indices and into a strided destination view."""
+    from zktensor.kernels import cpu_gather
+    monkeypatch.setattr(cpu_gather, "ENABLED", compiled)
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)
     monkeypatch.setattr(msm_tree, "CHUNK", 7)
@@ -92,6 +95,34 @@ def test_take_cols_point_major(monkeypatch, threads):
     assert torch.equal(wide[:, 4:4 + len(idx)], want) and not wide[:, :4].any() and not wide[:, 4 + len(idx):].any()
     monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 1 << 40)
     assert msm_tree.point_major(t) is None
+
+
+@pytest.mark.parametrize("point_major", [False, True])
+def test_gather_cols(monkeypatch, point_major):
+    """`cpu_gather.gather_cols` against torch's indexing: columns [lo, hi) of a few blocks
+    with a ragged end (not a multiple of the 8 lanes), repeated and descending indices, both
+    table layouts, into a strided view; the columns outside [lo, hi) untouched; bad
+    arguments refused."""
+    from zktensor.kernels import cpu_gather
+    if not cpu_gather.available():
+        pytest.skip(f"no compiled gather: {cpu_gather._lib_error}")
+    monkeypatch.setattr(cpu_gather, "BLOCK", 16)
+    g = torch.Generator().manual_seed(7)
+    t = torch.randint(-2**31, 2**31 - 1, (12, 97), dtype=torch.int32, generator=g)
+    idx = np.concatenate([np.arange(96, -1, -1), np.full(5, 40), np.arange(0, 97, 3)]).astype(np.int64)
+    table = (t.T.contiguous() if point_major else t).numpy()
+    wide = np.zeros((12, len(idx) + 6), dtype=np.int32)
+    lo, hi = 3, len(idx) - 2
+    cpu_gather.gather_cols(table, idx, wide[:, 2:2 + len(idx)], lo, hi, point_major)
+    want = t[:, torch.from_numpy(idx)].numpy()
+    assert np.array_equal(wide[:, 2 + lo:2 + hi], want[:, lo:hi])
+    assert not wide[:, :2 + lo].any() and not wide[:, 2 + hi:].any()
+    with pytest.raises(ValueError, match="int64 indices"):
+        cpu_gather.gather_cols(table, idx.astype(np.int32), wide, 0, 4, point_major)
+    with pytest.raises(ValueError, match="outside"):
+        cpu_gather.gather_cols(table, idx, wide, 0, len(idx) + 1, point_major)
+    with pytest.raises(ValueError, match="unit column stride"):
+        cpu_gather.gather_cols(table, idx, wide[:, ::2], 0, 4, point_major)
 
 
 @pytest.mark.parametrize("name,kind,layout,cap", [
