@@ -58,7 +58,6 @@ ceil(W/M) copies of the bases. M = 1 merges every window into one bucket set
 """
 from __future__ import annotations
 
-import math
 import sys
 from dataclasses import dataclass, replace
 
@@ -67,7 +66,7 @@ import torch
 
 from ..config import config as zt_config, msm_config, user as user_config
 from ..kernels.elementwise import host_parallel, launch_threads
-from ..points import GroupSpace, PointTensor, add_complete, double_n, group as group_space, scalar_mul
+from ..points import GroupSpace, PointTensor, add_complete, double_n, scalar_mul
 from ..tensor import FieldTensor
 
 PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
