@@ -208,7 +208,6 @@ def test_prepared_bases(monkeypatch, layout):
     limb-major or (as large ones are) point-major only."""
     from zktensor.kernels import msm_tree
     monkeypatch.setattr(msm_tree, "PREPARED_POINT_MAJOR_FROM", 1 if layout == "point" else 1 << 40)
-    monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 1 if layout == "point" else 1 << 40)  # plain tables
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)

@@ -248,13 +248,13 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the tree's gather reads point-major
 PREPARED_POINT_MAJOR_FROM = 1 << 20
-"""The same for `MSMBases` tables with weighted copies (M < W), kept point-major, the copy
-made once. Diagnostics (2-core VM, interleaved, dense scalars, MSMs): M = 1 BN254 G1 2^14
-(2.2 MiB rows, one thread) 84-86 ms point-major against 94-97 ms limb-major, G2 2^14
-138-157 against 162-187, and G1 2^15 (4.4 MiB rows) 151-173 ms against 203-209 ms. Plain
-tables of 2 MiB rows did not gain (BN254 G1 2^18 within noise; G2 2^18, two threads,
-1086-1248 ms against 998-1224 ms, and the 2^18 bench proof 4.30-4.77 s against
-4.06-4.91 s): they keep `POINT_MAJOR_FROM`."""
+"""The same for `MSMBases` tables, kept point-major, the copy made once. Diagnostics (2-core
+VM, interleaved, dense scalars, MSMs): M = 1 BN254 G1 2^14 (2.2 MiB rows, one thread)
+84-86 ms point-major against 94-97 ms limb-major, G2 2^14 138-157 against 162-187, and
+G1 2^15 (4.4 MiB rows) 151-173 ms against 203-209 ms. Plain tables (M = W) of 2 MiB rows
+did not gain while numpy gathered them; since `cpu_gather`, the 2^18 bench proof (plain
+tables) takes 2056-2143 ms against 2178-2531 ms with them limb-major (in-process A/B,
+2026-11-22)."""
 
 
 def point_major(t: torch.Tensor) -> torch.Tensor | None:

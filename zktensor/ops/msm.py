@@ -298,9 +298,9 @@ class MSMBases:
     """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j (and the
     same for the generator, which cancels the bucket offsets), their negations and the
     bucket offsets, as one affine table: limb-major (`table`), or point-major (`rows`,
-    `table` None) where weighted copies make rows of `msm_tree.PREPARED_POINT_MAJOR_FROM`
-    bytes (e.g. M = 1 tables from 2^13 BN254 G1 bases), and plain tables from the MSM's own
-    threshold (`POINT_MAJOR_FROM`), the copy made once here instead of in every MSM. Diagnostic
+    `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1
+    tables from 2^13 BN254 G1 bases, plain ones from 2^17), the copy made once here instead
+    of in every MSM (`msm_tree.point_major`). Diagnostic
     (2-core VM, 2^16 dense BN254 G1, one thread, interleaved): M = 1 191-196 ms with the copy
     kept, 224-329 ms making it per MSM, against 242-276 ms for the plain table (M = W)."""
 
@@ -317,8 +317,7 @@ class MSMBases:
         from ..kernels import msm_tree
         self.device = xy.device
         cols = table_columns(self.n, self.J, window)
-        pm = self.device.type == "cpu" and cols * 4 >= (msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1
-                                                        else msm_tree.POINT_MAJOR_FROM)
+        pm = self.device.type == "cpu" and cols * 4 >= msm_tree.PREPARED_POINT_MAJOR_FROM
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks,
                                                               point_major=pm)
         self.table, self.rows = (None, table) if pm else (table, None)
