@@ -270,7 +270,7 @@ def test_errors():
     with pytest.raises(TypeError, match="PointTensor"):
         zt.msm([1], [g.generator])
     with pytest.raises(ValueError, match="window"):
-        zt.msm([1, 2, 3], P, MSMConfig(window=17))
+        zt.msm([1, 2, 3], P, MSMConfig(window=21))
     with pytest.raises(ValueError, match="reduction must be one of"):
         MSMConfig(reduction="prefix")
 
@@ -500,3 +500,22 @@ def test_bucket_place_matches_python_loop(ranked):
         msm_place.place(digits.astype(np.int64), cols, width, start, pos, dst, off)
     with pytest.raises(ValueError, match="499 columns"):
         msm_place.place(digits, cols[1:], width, start, pos, dst, off)
+
+
+@pytest.mark.parametrize("counting", [True, False])
+def test_window_past_16_bits(monkeypatch, counting):
+    """Windows of 17 bits (|digit| up to 2^16, past a uint16 key) by the counting sort and by
+    numpy's argsort, plain and with weighted bases at M = 1: the oracle's sums."""
+    from zktensor.kernels import msm_place
+    monkeypatch.setattr(msm_place, "ENABLED", counting)
+    name = "bn254.g1"
+    g = group_record(name)
+    pts = list(oracle_points(name, 9))
+    ks = scalars(name, 9, seed=4)
+    ks[0], ks[1] = 1 << 16, g.r - (1 << 16)          # digits +-2^16 in the first window
+    P = zt.group(name).tensor(pts)
+    want = O.msm(g, pts, ks)
+    stats = {}
+    assert zt.msm(ks, P, MSMConfig(window=17), stats=stats).to_affine() == want
+    assert stats["window"] == 17
+    assert zt.msm(ks, zt.msm_prepare(P, window=17, checkpoint=1)).to_affine() == want

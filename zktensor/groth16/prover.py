@@ -90,18 +90,19 @@ beside the G2 and H MSMs. Diagnostic whole proofs (2 workers, interleaved proces
 at 2^16 the merged node (1.07 s) outlasted everything beside it: 1.13-1.62 s against
 1.09-1.22 s."""
 PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
-CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 12, 1 << 17
+CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 12, 1 << 18
 """Sections of this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
 interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 G1 2^12
 57-62 ms against 62-66, 2^13 70-88 against 81-106, 2^14 110-112 against 118-124, 2^15
 151-173 against 189-207, 2^16 191-196 against 242-276 (two threads 150-187 against
 225-244), 2^17 two threads 325-365 against 401-418; BN254 G2 2^13 83-88 against 105-112,
 2^14 160-167 against 202-217, 2^15 271-276 against 316-356, 2^16 377-436 against 490-532.
-Whole proofs, 2 threads: the 2^16 bench circuit 0.89-0.99 s against 1.01-1.06 s. Past
-2^17 the window is at its uint16 cap (16) for M = 1 and ~15 plain, so the entries barely
-shrink: 2^18 G1 648-681 ms against 677-775 ms, and the 2^18 bench proof 3.9-4.15 s against
-3.9-4.5 s, for 2.9 GiB of tables against 0.2 GiB and a 40 s load against 3 s (loads
-measured before msm_prepare built its table in place, which took 2^16 G1 from 2.6 s to 1.5 s)."""
+Whole proofs, 2 threads: the 2^16 bench circuit 0.89-0.99 s against 1.01-1.06 s. At 2^18
+M = 1 did not pay while windows stopped at 16 bits (a uint16 radix sort) and numpy
+gathered the entries; with the counting sort (window 17) and `cpu_gather`, the 2^18 bench
+proof takes 1.83-2.05 s against 2.11-2.26 s plain (2026-11-22, separate processes), for a
+25 s key load against 2 s and 4.0 GiB resident against 1.15 GiB. A one-shot CLI proof
+does not earn the load back (`cli` passes PLAIN); `Prover(checkpoint=PLAIN)` opts out."""
 
 
 def memory_budget(device) -> int:

@@ -70,14 +70,15 @@ from ..points import GroupSpace, PointTensor, add_complete, double_n, scalar_mul
 from ..tensor import FieldTensor
 
 PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
-MAX_WINDOW = 16          # |digit| <= 2^(c-1) fits the uint16 radix sort
+MAX_WINDOW = 20          # the cost model's widest window (N = 2^19 buckets a row; 2^18
+                         # scalars at M = 1 choose c = 17)
 
 
 @dataclass(frozen=True)
 class MSMConfig:
     """The knobs of `msm`, for callers and the autotuner. None means: chosen by the cost model.
 
-    window       c, bits per signed-digit window (2..16)
+    window       c, bits per signed-digit window (2..MAX_WINDOW = 20)
     reduction    bucket reduction: "halving" (batch-affine, `msm_reduce.reduce_halving`) or
                  "suffix" (blocked XYZZ suffix sums, `msm_reduce.reduce_buckets`)
     chunks       K, lanes per bucket row in the suffix reduction (power of two <= 2^(c-1)); it
@@ -811,11 +812,11 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
             if counting:
                 pcounts[k] = msm_place.count(d, N)
                 continue
-            mags = np.abs(d).astype(np.uint16)
+            mags = np.abs(d).astype(np.uint16 if N < 1 << 16 else np.uint32)
             # each digit's table column, in digit order: one gather by the sort order later
             # (two, of the column and of the digit's sign, cost ~2.5 ns a digit more)
             col = cmaps[r][a:b] + (d < 0) * width
-            sorted_[k] = (col, np.argsort(mags, kind="stable"))     # a radix sort: uint16 keys
+            sorted_[k] = (col, np.argsort(mags, kind="stable"))     # a radix sort for uint16 keys
             pcounts[k] = np.bincount(mags, minlength=N + 1)
     host_parallel(len(pieces), sort_pieces, n_digits)
     counts = np.zeros((rows, N + 1), dtype=np.int64)
