@@ -30,6 +30,7 @@ import numpy as np
 
 from . import cache
 from .cpu_code import Code, compile_module
+from .cpu_isa import host_signature
 
 LANES = 8
 BLOCK = 1 << 8      # columns that every row gathers before the next block: 256 G2 points are 32 KiB
@@ -82,7 +83,7 @@ def _library():
         if _lib is None and _lib_error is None:
             try:
                 text = module_text()
-                key = cache.entry_key(text, "none", "cpu-gather")
+                key = cache.entry_key(text, "none", "cpu-gather-" + host_signature())
                 entry = cache.lookup(key) or cache.build(
                     key, lambda d: (compile_module(text, d), {"kind": "cpu_gather"})[1])
                 lib = ctypes.CDLL(str(entry / "kernels.so"))

@@ -8,7 +8,6 @@ what the CPU has (see `zktensor.config`).
 from __future__ import annotations
 
 import functools
-import os
 import platform
 
 from ..config import env, tuned_value, user
@@ -38,6 +37,14 @@ def _hardware() -> tuple[int, bool]:
     if "avx2" in flags:
         return 4, False
     return 1, False
+
+
+def host_signature() -> str:
+    """What the host's compiled code may assume, for cache keys of kernels that the JIT
+    compiles for this CPU whatever `cpu_options` asks (a cache copied to a CPU without
+    AVX-512 must not find their AVX-512 code)."""
+    lanes, ifma = _hardware()
+    return f"{platform.machine()}-lanes{lanes}" + ("-ifma" if ifma else "")
 
 
 def cpu_options(strategy: str) -> dict:

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import cache
 from .cpu_code import Code, compile_module
+from .cpu_isa import host_signature
 
 
 # =============================================================================
@@ -102,7 +103,7 @@ def _library():
         if _lib is None and _lib_error is None:
             try:
                 text = module_text()
-                key = cache.entry_key(text, "none", "cpu-msm-place")
+                key = cache.entry_key(text, "none", "cpu-msm-place-" + host_signature())
                 entry = cache.lookup(key) or cache.build(
                     key, lambda d: (compile_module(text, d), {"kind": "msm_place"})[1])
                 lib = ctypes.CDLL(str(entry / "kernels.so"))
