@@ -478,7 +478,7 @@ def test_bucket_place_matches_python_loop(ranked):
     from a nonzero start (a later piece of a row) through `off` (rank-major) or flat."""
     from zktensor.kernels import msm_place
     if not msm_place.available():
-        pytest.skip(f"no compiled loops: {msm_place._lib_error}")
+        pytest.skip(f"no compiled loops: {msm_place.LOOPS.error}")
     rng = np.random.default_rng(5)
     N, m, width = 16, 500, 1000
     digits = rng.integers(-N, N + 1, m).astype(np.int32)

@@ -105,7 +105,7 @@ def test_gather_cols(monkeypatch, point_major):
     arguments refused."""
     from zktensor.kernels import cpu_gather
     if not cpu_gather.available():
-        pytest.skip(f"no compiled gather: {cpu_gather._lib_error}")
+        pytest.skip(f"no compiled gather: {cpu_gather.LOOPS.error}")
     monkeypatch.setattr(cpu_gather, "BLOCK", 16)
     g = torch.Generator().manual_seed(7)
     t = torch.randint(-2**31, 2**31 - 1, (12, 97), dtype=torch.int32, generator=g)

@@ -13,7 +13,9 @@ holds the text helpers and the lowering of the surrounding driver.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import threading
 
 
 class Code:
@@ -140,3 +142,43 @@ def compile_module(text: str, out_dir: str, name: str = "kernels.so") -> str:
     with ctx:
         passmanager.PassManager.parse(LOWERING).run(module.operation)
     return limbs_to_cpu.emit_shared_object(module, ctx, os.path.join(out_dir, name))
+
+
+class Loops:
+    """A module of driver loops over pointers and i64s, compiled on first use (or found in
+    the kernel cache) and loaded once per process. `functions` names each function and its
+    parameters as a string of "p" (pointer) and "i" (i64): ``{"count": "pip"}``. `get()`
+    returns the library, or None where it cannot be had (no MLIR bindings and a cold
+    cache, or no linker; `error` says why): the callers then take their numpy form."""
+
+    def __init__(self, name: str, text, functions: dict[str, str]):
+        self.name, self.text, self.functions = name, text, functions
+        self.lib = None
+        self.error: Exception | None = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        with self._lock:
+            if self.lib is None and self.error is None:
+                try:
+                    self.lib = self._load()
+                except (ImportError, OSError, RuntimeError) as e:
+                    self.error = e
+            return self.lib
+
+    def _load(self):
+        from . import cache
+        from .cpu_isa import host_signature
+        text = self.text()
+        # the JIT compiles for this CPU: the key names it, so a copied cache cannot hand
+        # AVX-512 code to a CPU without it
+        key = cache.entry_key(text, "none", f"cpu-{self.name}-{host_signature()}")
+        entry = cache.lookup(key) or cache.build(
+            key, lambda d: (compile_module(text, d), {"kind": self.name})[1])
+        lib = ctypes.CDLL(str(entry / "kernels.so"))
+        kinds = {"p": ctypes.c_void_p, "i": ctypes.c_int64}
+        for fn, params in self.functions.items():
+            f = getattr(lib, fn)
+            f.argtypes = [kinds[k] for k in params]
+            f.restype = None
+        return lib

@@ -23,14 +23,9 @@ Order in this file: kernel (MLIR text), host wrapper.
 """
 from __future__ import annotations
 
-import ctypes
-import threading
-
 import numpy as np
 
-from . import cache
-from .cpu_code import Code, compile_module
-from .cpu_isa import host_signature
+from .cpu_code import Code, Loops
 
 LANES = 8
 BLOCK = 1 << 8      # columns that every row gathers before the next block: 256 G2 points are 32 KiB
@@ -69,35 +64,12 @@ def module_text() -> str:
 # =============================================================================
 # Host wrapper
 # =============================================================================
-_lib = None
-_lib_error: Exception | None = None
-_lock = threading.Lock()
+LOOPS = Loops("gather", module_text, {"gather_cols": "piiipiipii"})
 ENABLED = True      # tests switch to numpy's take with this
 
 
-def _library():
-    """The compiled gather, or None where it cannot be had (no MLIR bindings and a cold cache,
-    or no linker): the callers then take numpy's."""
-    global _lib, _lib_error
-    with _lock:
-        if _lib is None and _lib_error is None:
-            try:
-                text = module_text()
-                key = cache.entry_key(text, "none", "cpu-gather-" + host_signature())
-                entry = cache.lookup(key) or cache.build(
-                    key, lambda d: (compile_module(text, d), {"kind": "cpu_gather"})[1])
-                lib = ctypes.CDLL(str(entry / "kernels.so"))
-                p, i = ctypes.c_void_p, ctypes.c_int64
-                lib.gather_cols.argtypes = [p, i, i, i, p, i, i, p, i, i]
-                lib.gather_cols.restype = None
-                _lib = lib
-            except (ImportError, OSError, RuntimeError) as e:
-                _lib_error = e
-        return _lib
-
-
 def available() -> bool:
-    return ENABLED and _library() is not None
+    return ENABLED and LOOPS.get() is not None
 
 
 def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: int,
@@ -115,5 +87,5 @@ def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: in
     if not 0 <= lo <= hi <= min(len(idx), dst.shape[1]):
         raise ValueError(f"gather_cols: columns [{lo}, {hi}) outside {len(idx)} indices")
     rs, cs = (1, C) if point_major else (t.shape[1], 1)
-    _library().gather_cols(t.ctypes.data, rs, cs, C, idx.ctypes.data, lo, hi, dst.ctypes.data,
+    LOOPS.get().gather_cols(t.ctypes.data, rs, cs, C, idx.ctypes.data, lo, hi, dst.ctypes.data,
                            dst.strides[0] // 4, BLOCK)

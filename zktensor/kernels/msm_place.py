@@ -22,14 +22,9 @@ Order in this file: kernel (MLIR text), host wrapper.
 """
 from __future__ import annotations
 
-import ctypes
-import threading
-
 import numpy as np
 
-from . import cache
-from .cpu_code import Code, compile_module
-from .cpu_isa import host_signature
+from .cpu_code import Code, Loops
 
 
 # =============================================================================
@@ -90,40 +85,13 @@ def module_text() -> str:
 # =============================================================================
 # Host wrapper
 # =============================================================================
-_lib = None
-_lib_error: Exception | None = None
-_lock = threading.Lock()
-
-
-def _library():
-    """The compiled loops, or None where they cannot be had (no MLIR bindings and a cold
-    cache, or no linker): the callers then take the numpy form."""
-    global _lib, _lib_error
-    with _lock:
-        if _lib is None and _lib_error is None:
-            try:
-                text = module_text()
-                key = cache.entry_key(text, "none", "cpu-msm-place-" + host_signature())
-                entry = cache.lookup(key) or cache.build(
-                    key, lambda d: (compile_module(text, d), {"kind": "msm_place"})[1])
-                lib = ctypes.CDLL(str(entry / "kernels.so"))
-                p, i = ctypes.c_void_p, ctypes.c_int64
-                lib.bucket_count.argtypes = [p, i, p]
-                for f in (lib.bucket_place_ranked, lib.bucket_place_flat):
-                    f.argtypes = [p, p, i, i, p, p, p, p]
-                for f in (lib.bucket_count, lib.bucket_place_ranked, lib.bucket_place_flat):
-                    f.restype = None
-                _lib = lib
-            except (ImportError, OSError, RuntimeError) as e:
-                _lib_error = e
-        return _lib
-
-
+LOOPS = Loops("msm-place", module_text, {
+    "bucket_count": "pip", "bucket_place_ranked": "ppiipppp", "bucket_place_flat": "ppiipppp"})
 ENABLED = True      # tests switch to the numpy form with this
 
 
 def available() -> bool:
-    return ENABLED and _library() is not None
+    return ENABLED and LOOPS.get() is not None
 
 
 def _i32(a: np.ndarray) -> np.ndarray:
@@ -142,7 +110,7 @@ def count(digits: np.ndarray, N: int) -> np.ndarray:
     """Entries of each bucket 0..N (0: the zero digits) among `digits` (|d| <= N)."""
     d = _i32(digits)
     cnt = np.zeros(N + 1, dtype=np.int64)
-    _library().bucket_count(d.ctypes.data, len(d), cnt.ctypes.data)
+    LOOPS.get().bucket_count(d.ctypes.data, len(d), cnt.ctypes.data)
     return cnt
 
 
@@ -158,7 +126,7 @@ def place(digits: np.ndarray, cols: np.ndarray, width: int, start: np.ndarray,
                          f"{len(pos)} places")
     cnt = np.empty(len(start) + 1, dtype=np.int64)
     cnt[1:] = start
-    lib = _library()
+    lib = LOOPS.get()
     fn = lib.bucket_place_flat if off is None else lib.bucket_place_ranked
     fn(d.ctypes.data, c.ctypes.data, len(d), width, cnt.ctypes.data,
        0 if off is None else _i64(off, "off").ctypes.data, _i64(pos, "pos").ctypes.data,

@@ -21,11 +21,11 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
 3. Bucket accumulation as a tensor program: every (window, point) digit is an
    entry; entries are grouped by bucket with a counting sort per window row
    (`kernels.msm_place`: compiled loops, or numpy's stable radix argsort where
-   they cannot be compiled) and placed rank-major (buckets longest first, entry i of every bucket in
-   rank block i), and all buckets of all windows are summed by one tree of
-   batch-affine additions over those blocks (`kernels.msm_tree`: each level adds
-   block 2k+1 onto block 2k in place, all k in one launch pair sharing one
-   inversion). The tree balances load by construction: a level's work is its
+   they cannot be compiled) and placed rank-major (buckets longest first, entry
+   i of every bucket in rank block i), and all buckets of all windows are summed
+   by one tree of batch-affine additions over those blocks (`kernels.msm_tree`:
+   each level adds block 2k+1 onto block 2k in place, all k in one launch pair
+   sharing one inversion). The tree balances load by construction: a level's work is its
    pairs, whatever the buckets' sizes.
 4. Bucket offsets: bucket v of every row also receives U_v = s_v·g (`bucket_offsets`,
    pseudo-random multiples of the generator g), so no bucket is empty and no two
@@ -300,8 +300,9 @@ class MSMBases:
     same for the generator, which cancels the bucket offsets), their negations and the
     bucket offsets, as one affine table: limb-major (`table`), or point-major (`rows`,
     `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1
-    tables from 2^13 BN254 G1 bases, plain ones from 2^17), the copy made once here instead
-    of in every MSM (`msm_tree.point_major`). Diagnostic
+    tables from 2^13 BN254 G1 bases, plain ones from 2^17 where `cpu_gather` compiles, else
+    from `POINT_MAJOR_FROM`), the copy made once here instead of in every MSM
+    (`msm_tree.point_major`). Diagnostic
     (2-core VM, 2^16 dense BN254 G1, one thread, interleaved): M = 1 191-196 ms with the copy
     kept, 224-329 ms making it per MSM, against 242-276 ms for the plain table (M = W)."""
 
@@ -315,10 +316,13 @@ class MSMBases:
         self.J = -(-self.W // self.M)
         self.chunks = chunks
         self.base_inf = inf
-        from ..kernels import msm_tree
+        from ..kernels import cpu_gather, msm_tree
         self.device = xy.device
         cols = table_columns(self.n, self.J, window)
-        pm = self.device.type == "cpu" and cols * 4 >= msm_tree.PREPARED_POINT_MAJOR_FROM
+        # numpy's point-major gather paid only on weighted tables; the compiled one on all
+        pm = self.device.type == "cpu" and cols * 4 >= (
+            msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1 or cpu_gather.available() else
+            msm_tree.POINT_MAJOR_FROM)
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks,
                                                               point_major=pm)
         self.table, self.rows = (None, table) if pm else (table, None)
