@@ -739,7 +739,9 @@ class _Clock:
     def __init__(self, stats):
         import time
         self.stats, self.time, self.cpu = stats, time.perf_counter, time.process_time
-        self.t, self.c = self.time(), self.cpu()
+        # (without stats no clock is read: process_time is a system call, and the MSM's
+        # levels and steps make thousands of clocks a proof)
+        self.t, self.c = (self.time(), self.cpu()) if stats is not None else (0.0, 0.0)
 
     def tick(self, name):
         if self.stats is None:
