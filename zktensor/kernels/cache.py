@@ -3,10 +3,10 @@
 Key = sha256(program text, strategy, target, compiler fingerprint). The
 fingerprint hashes the source of the compiler itself (IR, passes, field
 records, the CPU drivers' lowering), so editing a pass invalidates exactly
-what it could change, and a cache copied to another machine stays valid there. An entry is a directory
-with `meta.json` (the launch plan) and `kernels.py` (Triton) or `kernels.so`
-(CPU); it is written to a temporary directory and renamed into place, so a
-reader never sees half an entry.
+what it could change, and a cache copied to another machine stays valid
+there. An entry is a directory with `meta.json` (the launch plan) and
+`kernels.py` (Triton) or `kernels.so` (CPU); it is written to a temporary
+directory and renamed into place, so a reader never sees half an entry.
 
 Location: $ZKTENSOR_CACHE_DIR, else ~/.cache/zktensor; kernels live in
 `<root>/kernels/<key>/`.

@@ -15,9 +15,8 @@ block's points stay in L1 while every row takes its word of them:
 kernel cache. Diagnostics on the 2-core VM (interleaved in one process, 2 threads):
 2^16-constraint proof 588-611 ms against 628-661 with numpy's gather; BN254 G1 2^20
 MSM 1365-1400 ms against 1420-1476. The same loops over a limb-major table
-(row_stride m, col_stride 1; `gather_cols(point_major=False)`) were no faster than
-numpy's take row by row (2^16 MSM 126-144 ms against 120-124), so `take_cols`
-keeps numpy's there.
+(row_stride m, col_stride 1) were no faster than numpy's take row by row (2^16 MSM
+126-144 ms against 120-124), so `take_cols` keeps numpy's there.
 
 Order in this file: kernel (MLIR text), host wrapper.
 """
@@ -72,12 +71,11 @@ def available() -> bool:
     return ENABLED and LOOPS.get() is not None
 
 
-def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: int,
-                point_major: bool = False) -> None:
-    """dst[:, lo:hi] = t[:, idx[lo:hi]] (t (C, m)), or t[idx[lo:hi]].T with point_major (t
-    (m, C)). dst: (C, len(idx)) int32 with unit column stride. The indices must be in
-    range: they are not checked here (the MSM's are by construction)."""
-    C = t.shape[1] if point_major else t.shape[0]
+def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: int) -> None:
+    """dst[:, lo:hi] = t[idx[lo:hi]].T for a point-major table t (m, C); dst: (C, len(idx))
+    int32 with unit column stride. The indices must be in range: they are not checked here
+    (the MSM's are by construction)."""
+    C = t.shape[1]
     if t.dtype != np.int32 or dst.dtype != np.int32 or idx.dtype != np.int64:
         raise ValueError(f"gather_cols: int32 table and output and int64 indices, got "
                          f"{t.dtype}, {dst.dtype}, {idx.dtype}")
@@ -86,6 +84,5 @@ def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: in
                          f"unit column stride, got {t.shape}, {dst.shape} strides {dst.strides}")
     if not 0 <= lo <= hi <= min(len(idx), dst.shape[1]):
         raise ValueError(f"gather_cols: columns [{lo}, {hi}) outside {len(idx)} indices")
-    rs, cs = (1, C) if point_major else (t.shape[1], 1)
-    LOOPS.get().gather_cols(t.ctypes.data, rs, cs, C, idx.ctypes.data, lo, hi, dst.ctypes.data,
+    LOOPS.get().gather_cols(t.ctypes.data, 1, C, C, idx.ctypes.data, lo, hi, dst.ctypes.data,
                            dst.strides[0] // 4, BLOCK)

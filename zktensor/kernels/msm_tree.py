@@ -218,11 +218,10 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
         shape = t.shape[:-1] if t is not None else (rows.shape[1],)
         out = torch.empty(shape + (len(idx),), dtype=src.dtype)
     dst = out.numpy()
-    if (rows is not None and rows.dtype == torch.int32 and rows.is_contiguous() and idx.dtype == np.int64
-            and idx.flags.c_contiguous and dst.strides[-1] == 4 and cpu_gather.available()):
-        a = rows.numpy()
-        host_parallel(len(idx), lambda lo, hi: cpu_gather.gather_cols(a, idx, dst, lo, hi, True),
-                      len(idx) * a.shape[1], GATHER_SPLIT)
+    if rows is not None and cpu_gather.available():
+        a, ix = rows.contiguous().numpy(), np.ascontiguousarray(idx, dtype=np.int64)
+        host_parallel(len(ix), lambda lo, hi: cpu_gather.gather_cols(a, ix, dst, lo, hi),
+                      len(ix) * a.shape[1], GATHER_SPLIT)
         return out
     if rows is not None:
         pm = rows.numpy()
