@@ -74,7 +74,10 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile)")
     p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
-    p.add_argument("--workers", type=int, help="scheduler threads")
+    p.add_argument("--workers", type=int, help="scheduler threads (1: one node at a time, no helper process)")
+    p.add_argument("--no-helper", action="store_true",
+                   help="on the CPU, run every MSM in this process (default: the G2 and C MSMs run in a "
+                        "forked helper process, beside the rest)")
 
 
 def _prove(a: argparse.Namespace) -> int:
@@ -85,7 +88,8 @@ def _prove(a: argparse.Namespace) -> int:
     try:
         t0 = time.perf_counter()
         # one proof: GZKP's weighted bases would take longer to build than they save
-        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers, checkpoint=PLAIN)
+        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers, checkpoint=PLAIN,
+                        helper=False if a.no_helper else None)
         t1 = time.perf_counter()
         prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check,
                               verify=True if a.verify else None, profile=profile)

@@ -129,6 +129,12 @@ def tuning_enabled() -> bool:
     return (env("ZKTENSOR_TUNE_CACHE") or "").strip().lower() not in ("off", "0", "none", "false")
 
 
+def current() -> dict:
+    """The `zt.config(...)` options in force here: `config(**current())` applies them elsewhere
+    (another thread's context, a helper process)."""
+    return dict(_override.get())
+
+
 @contextlib.contextmanager
 def config(**options):
     """Override strategy/target and kernel parameters for the computations inside the block

@@ -32,6 +32,11 @@ def test_prove_and_verify_exit_codes(fixtures, snarkjs, tmp_path):
     assert json.loads(trace.read_text())["traceEvents"]
     assert public.read_bytes() == fx.public.read_bytes()
     assert snarkjs.verify_cli(fx.vk, public, proof)
+    # --no-helper: every MSM in the one process (the profile names msm_b2, not msm_helper)
+    r = cli("prove", fx.zkey, fx.wtns, proof, public, "--profile", "--no-helper", "--device", "cpu")
+    assert r.returncode == 0, r.stderr
+    assert "msm_b2" in r.stdout and "msm_helper" not in r.stdout
+    assert snarkjs.verify_cli(fx.vk, public, proof)
     # ours verifies ours and snarkjs's proof
     assert cli("verify", fx.vk, public, proof).returncode == 0
     assert cli("verify", fx.vk, fx.public, fx.proof).returncode == 0

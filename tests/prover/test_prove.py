@@ -102,11 +102,12 @@ def test_profile_names_every_node(fixtures, provers, tmp_path):
     P.prove(fixtures["poseidon_like"].wtns, profile=True)
     run = P.last_run
     names = {s.name for s in run.stats}
+    side = {"msm_helper"} if P._helper is not None else {"msm_b2"}     # B2 (and C) in the helper
     assert {"Aw", "Bw", "Cw", "intt_abc", "coset_ntt_abc", "join_abc", "msm_h", "msm_ab1c",
-            "msm_b2", "check", "blinding", "blind_ab", "assemble"} <= names     # a small key: merged
+            "check", "blinding", "blind_ab", "assemble"} | side <= names     # a small key: merged
     st = run.by_name()
     assert st["check"].start_s <= min(s.start_s for s in run.stats if s.name != "check")
-    for a, b in P.graph().edges():
+    for a, b in P.graph(helper=P._helper is not None).edges():
         assert st[b].start_s >= st[a].end_s - 1e-6 if a in st else True
     assert all(s.peak_host_bytes for s in run.stats)
     run.write_trace(tmp_path / "t.json")
@@ -166,7 +167,7 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
         if b2_checkpoint is not None:
             monkeypatch.setattr(prover_mod, "auto_checkpoints",
                                 lambda *a, **k: {**auto(*a, **k), "B2": b2_checkpoint})
-        P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu")
+        P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False)
         assert P.witness_tables == ("a", "b1", "c") and set(P.bases) == {"B2", "H", "a", "b1", "c"}
         assert P.shared_plan == shared
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
@@ -177,3 +178,10 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
         assert P.shared_plan == ("a", "b1", "c")
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json")
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    # with the helper process: B2 and C there, A and B1 still share a plan here
+    P.helper = True
+    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+    names = {s.name for s in P.last_run.stats}
+    assert {"msm_plan", "msm_a", "msm_b1", "msm_helper"} <= names and not {"msm_c", "msm_b2"} & names
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    P.close()

@@ -27,6 +27,9 @@ inputs are ready, on a pool of worker threads:
   running node's kernel launches use its share of the cores (cores // running nodes,
   read at every launch: `kernels.elementwise.launch_budget`) so that side-by-side nodes
   do not oversubscribe, and a node left running alone gets every core.
+* A ``remote`` node's work runs in another process (the prover's MSM helper,
+  `groth16.helper`): its thread only sends the request and waits, so it takes none of
+  the ``workers`` slots, but it counts as a running node in the cores' shares.
 * The first node to raise stops the run: nothing new starts, running nodes finish,
   and the exception propagates from ``run``.
 
@@ -66,6 +69,7 @@ class Node:
     kind: str = ""          # free-form label for reports: "poly", "msm", "io", ...
     priority: int = 0       # ready nodes: higher priority first, then critical, then rank
     order: int = 0
+    remote: bool = False    # its work runs in another process; its thread only waits
 
 
 @dataclass
@@ -248,10 +252,11 @@ class Graph:
         self.nodes: dict[str, Node] = {}
 
     def add(self, name: str, fn: Callable, inputs: Sequence[str] = (), *, lane: str = "main",
-            critical: bool = False, kind: str = "", priority: int = 0) -> str:
+            critical: bool = False, kind: str = "", priority: int = 0, remote: bool = False) -> str:
         if name in self.nodes:
             raise ValueError(f"graph {self.name}: node {name!r} defined twice")
-        self.nodes[name] = Node(name, fn, tuple(inputs), lane, critical, kind, priority, len(self.nodes))
+        self.nodes[name] = Node(name, fn, tuple(inputs), lane, critical, kind, priority, len(self.nodes),
+                                remote)
         return name
 
     def __contains__(self, name) -> bool:
@@ -318,7 +323,9 @@ class Graph:
     def run(self, given: dict | None = None, *, workers: int | None = None, device=None,
             profile: bool = False, keep: Sequence[str] | None = None) -> RunResult:
         """Run every node once. ``given``: values of named inputs that are not nodes.
-        ``workers``: threads (default: the number of lanes, at most 4). ``device``: the
+        ``workers``: threads for the local nodes (default: the number of lanes, at most 4);
+        a ``remote`` node (whose work another process does) gets a thread of its own
+        beside them and counts as a running node in the cores' shares. ``device``: the
         torch device the nodes compute on (CUDA: one stream per lane). ``keep``: node
         values to return (default: all; others are dropped when their consumers are done,
         which bounds memory)."""
@@ -394,10 +401,21 @@ class Graph:
         running: dict[Future, str] = {}
         error = None
         ctx = sampler if sampler is not None else _Null()
-        with ctx, ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"{self.name}") as pool:
+        n_remote = sum(1 for node in self.nodes.values() if node.remote)
+        local = [0]
+
+        def next_ready():
+            for i, n in enumerate(ready):
+                if self.nodes[n].remote or local[0] < workers:
+                    return ready.pop(i)
+            return None
+        with ctx, ThreadPoolExecutor(max_workers=workers + n_remote, thread_name_prefix=f"{self.name}") as pool:
             while ready or running:
-                while ready and len(running) < workers and error is None:
-                    n = ready.pop(0)
+                while ready and error is None:
+                    n = next_ready()
+                    if n is None:
+                        break
+                    local[0] += not self.nodes[n].remote
                     # the caller's context (zt.config(...) around the run) in every worker
                     running[pool.submit(contextvars.copy_context().run, run_node, n)] = n
                 if not running:
@@ -405,6 +423,7 @@ class Graph:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for fut in done:
                     n = running.pop(fut)
+                    local[0] -= not self.nodes[n].remote
                     try:
                         out, st = fut.result()
                     except BaseException as e:  # noqa: BLE001 - re-raised below

@@ -15,6 +15,9 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
                  three in one tree)   └─ msm_b2 (G2)     the witness MSMs, beside POLY   │
     blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
 
+On a CPU with two or more cores, B2 and C run in a forked helper process instead
+(one remote node, ``msm_helper``, beside the rest; `groth16.helper` says why).
+
 ``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
 three evaluations go through one batched inverse NTT and one batched coset NTT
 (``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division
@@ -54,6 +57,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +86,8 @@ def default_device() -> torch.device:
 
 
 PREFERENCE = ("B2", "H", "ab1c", "a", "b1", "c")   # the longest MSM first, then the critical path's
+WITNESS_UNITS = ("a", "b1", "c", "B2")       # the witness MSMs: sum_i w_i·P_i over A, B1, C (G1), B2 (G2)
+HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`Prover.helper_units`)
 MERGE_UPTO = 1 << 14
 """Keys whose G1 witness MSMs have at most this many scalars sum all three in one bucket tree
 (node ``msm_ab1c``); larger ones run them as three nodes (``msm_a``, ``msm_b1``, ``msm_c``)
@@ -90,8 +96,10 @@ beside the G2 and H MSMs. Diagnostic whole proofs (2 workers, interleaved proces
 at 2^16 the merged node (1.07 s) outlasted everything beside it: 1.13-1.62 s against
 1.09-1.22 s."""
 PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
-CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 12, 1 << 18
-"""Sections of this many bases get M = 1 by default. Diagnostic MSMs (2-core VM,
+CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 11, 1 << 18
+"""Sections of this many bases get M = 1 by default. The 2^12 bench key's witness sections
+(3842 bases) did not, from 2^12: with them at M = 1 its proofs take 70-77 ms against 85-96
+(2026-11-22, helper process, two Provers alternating). Diagnostic MSMs (2-core VM,
 interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 G1 2^12
 57-62 ms against 62-66, 2^13 70-88 against 81-106, 2^14 110-112 against 118-124, 2^15
 151-173 against 189-207, 2^16 191-196 against 242-276 (two threads 150-187 against
@@ -135,12 +143,6 @@ def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[
     return out
 
 
-def _abc(outs) -> tuple:
-    """(A, B1, C) from the witness MSM nodes' outputs, in order (one (3,) or three (1,))."""
-    pts = [p[i] for p in outs for i in range(p.shape[0])]
-    return tuple(pts)
-
-
 class _AfterIdentities:
     """A key section of bases for wires k.. (C: the private wires) after k identity points, so
     that its MSM takes the whole witness as scalars (the identities get no bucket entries) and
@@ -178,11 +180,15 @@ class Prover:
     (`ops.msm.msm_prepare`): 1 keeps 2^(j·c)·P_i for every window j, so each MSM sums one
     bucket set with a wider window; `PLAIN` keeps the bases alone. Default: the MSM config's
     (tuned), else `auto_checkpoints`. workers: scheduler threads (default: one per lane on
-    a GPU, the CPU count (at most 4) on a CPU). verbose: print each load step's time.
+    a GPU, the CPU count (at most 4) on a CPU, less one for the helper). helper: run the
+    `helper_units` MSMs in a forked helper process (`groth16.helper`), made at the first
+    proof; None (default): on a CPU with 2+ cores unless workers=1. ``close()`` (or
+    ``with Prover(...) as p:``) stops it. verbose: print each load step's time.
     """
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
-                 checkpoint: int | None = None, workers: int | None = None, verbose: bool = False):
+                 checkpoint: int | None = None, workers: int | None = None, helper: bool | None = None,
+                 verbose: bool = False):
         t0 = time.perf_counter()
         self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
         z = self.zkey
@@ -194,6 +200,12 @@ class Prover:
         self.G2 = group(f"{z.curve}.g2")
         self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
         self.workers = workers
+        if helper and self.device.type != "cpu":
+            raise ValueError("helper=True: the MSM helper process serves CPU provers only")
+        self.helper = helper
+        self._helper = None
+        self._helper_lost = False
+        self._local_workers = 1
         self.msm_config = msm_config or MSMConfig()
         self._checkpoint_given = checkpoint is not None
         self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
@@ -265,13 +277,102 @@ class Prover:
         public wires) whose bases have one geometry under the config a proof would run
         with now: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
         made its own (~0.1 s of work each at 2^18 wires on one core)."""
-        cfg = None if self._tuned_msm else self.msm_config
-        names = [t for t in ("a", "b1", "c", "B2") if t in self.bases and self.bases[t].prepared is not None]
+        return self._plan_group([t for t in WITNESS_UNITS if t in self.bases])
+
+    def _plan_group(self, names) -> tuple:
+        """The tables among `names` (with bases) that share the first one's plan geometry,
+        if more than one does; else ()."""
+        cfg = self._msm_cfg()
+        names = [t for t in names if self.bases[t].prepared is not None]
         if not names:
             return ()
         key = plan_key(self.bases[names[0]].prepared, cfg)
         group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
         return group if len(group) > 1 else ()
+
+    def _msm_cfg(self) -> MSMConfig | None:
+        return None if self._tuned_msm else self.msm_config
+
+    def _group(self, unit: str):
+        return self.G2 if unit == "B2" else self.G1
+
+    def _ab1c(self, secs, s) -> dict:
+        """{section: point} for the named sections of the merged G1 witness table, one bucket tree."""
+        B = self.bases["ab1c"]
+        idx = [("a", "b1", "c").index(u) for u in secs]
+        if B.prepared is None:
+            return {u: self.G1.identity(device=self.device) for u in secs}
+        jobs = [(s.contiguous(), B.offsets[i]) for i in idx]
+        pts = msm_many(jobs, B.prepared, config=self._msm_cfg())
+        return {u: pts[j] for j, u in enumerate(secs)}
+
+    def _witness_msms(self, units, s: FieldTensor) -> dict:
+        """{unit: Σ w_i·P_i} for the named witness MSMs (a, b1, c, B2), one after the other:
+        the helper process's work, and this process's when the helper is lost."""
+        B, cfg = self.bases, self._msm_cfg()
+        out = {}
+        secs = [u for u in ("a", "b1", "c") if u in units and "ab1c" in B]
+        if secs:
+            out.update(self._ab1c(secs, s))
+        tables = [u for u in units if u in B]
+        group = self._plan_group(tables)
+        plan = msm_plan(s.contiguous(), *(B[t].prepared for t in group), config=cfg) if group else None
+        for t in tables:
+            out[t] = msm(plan, B[t].prepared, config=cfg) if t in group else self._msm(B[t], s, self._group(t))
+        return out
+
+    # -- the helper process -------------------------------------------------------------
+    @property
+    def helper_units(self) -> tuple:
+        """The witness MSMs the helper process runs: B2 (the longest, ~2.7 G1 MSMs of work)
+        and C, against the H MSM, POLY and A, B1 here (measured 2^16 bench proof, one
+        thread each, one after the other: H 170 ms, POLY 50, A 116, B1 115 against B2 316,
+        C 107)."""
+        return HELPER_UNITS
+
+    def _helper_for(self, workers: int | None):
+        """The helper process for this proof (forked at the first proof that uses it), or None:
+        off on a GPU, with helper=False, with one worker (sequential proofs) or one core, and
+        once lost."""
+        from ..kernels.elementwise import num_threads
+        if self.helper is False or self.device.type != "cpu" or self._helper_lost:
+            return None
+        if self.helper is None and ((workers or self.workers or 2) < 2 or num_threads() < 2):
+            return None
+        if self._helper is not None:
+            return self._helper if self._helper.alive else None
+        from .helper import Helper
+        L = self.F.limbs
+        self._helper = Helper(lambda units, data: self._witness_msms(units, FieldTensor(self.F, data)),
+                              (L, self.n_vars), {u: self._group(u) for u in WITNESS_UNITS})
+        return self._helper
+
+    def _helper_run(self, units, s: FieldTensor) -> dict:
+        from ..kernels.elementwise import num_threads
+        from .helper import HelperError
+        h = self._helper
+        try:
+            return h.run(units, s.data, threads=max(1, num_threads() // (self._local_workers + 1)))
+        except HelperError as e:
+            if h.alive:
+                raise                   # its work raised: the same would happen here
+            self._helper_lost = True
+            warnings.warn(f"{e}; the prover computes its MSMs itself from now on", RuntimeWarning,
+                          stacklevel=2)
+            return self._witness_msms(units, s)
+
+    def close(self) -> None:
+        """Stop the helper process (also done when the Prover is garbage-collected)."""
+        if self._helper is not None:
+            self._helper.close()
+            self._helper = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def _load_r1cs(self, r1cs):
         from .formats.r1cs import R1CS
@@ -317,8 +418,10 @@ class Prover:
         return words, where
 
     # -- the graph -------------------------------------------------------------------
-    def graph(self, check: bool = True, where: str = "witness") -> Graph:
-        """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs."""
+    def graph(self, check: bool = True, where: str = "witness", helper: bool = False) -> Graph:
+        """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs.
+        helper: the `helper_units` MSMs are one remote node, ``msm_helper``, run by the
+        helper process (`_helper_for` makes it)."""
         F, g = self.F, Graph("groth16_prove")
         B = self.bases
         P = dict(lane="poly", critical=True, kind="poly")
@@ -330,59 +433,59 @@ class Prover:
         g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
         g.add("msm_h", lambda p: self._msm(B["H"], p, self.G1), ["join_abc"], lane="poly", critical=True,
               kind="msm")
-        g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly")
-        # the G1 witness MSMs A, B1 and C, one node per table (each section's scalars: the witness)
-        wit = [f"msm_{t}" for t in self.witness_tables]
-        shared = self.shared_plan
-        cfg = None if self._tuned_msm else self.msm_config
+        g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly", priority=2)
+        # the witness MSMs: A, B1, C (G1) and B2 (G2), each node's value {unit: point}; the
+        # helper process's units in one remote node, the rest as nodes of this process
+        remote = self.helper_units if helper else ()
+        local = [u for u in WITNESS_UNITS if u not in remote]
+        tables = [u for u in local if u in B]           # tables of their own (not ab1c's sections)
+        shared = self._plan_group(tables)
+        cfg = self._msm_cfg()
+        wit = []
         if shared:
             # digits, sort and bucket layout once for the MSMs that share the witness as scalars
             g.add("msm_plan", lambda s: msm_plan(s.contiguous(), *(B[t].prepared for t in shared), config=cfg),
                   ["scalars"], lane="g1", kind="msm", priority=1)
-        for t in self.witness_tables:
-            if t in shared:
-                g.add(f"msm_{t}", lambda p, t=t: msm(p, B[t].prepared, config=cfg).reshape(1), ["msm_plan"],
-                      lane="g1", kind="msm")
-            else:
-                g.add(f"msm_{t}", lambda s, t=t: self._msm_many(B[t], [s] * len(B[t].sizes), self.G1),
-                      ["scalars"], lane="g1", kind="msm")
+        secs = [u for u in ("a", "b1", "c") if u in local and "ab1c" in B]
+        if secs:
+            wit.append(g.add("msm_ab1c", lambda s: self._ab1c(secs, s), ["scalars"], lane="g1", kind="msm"))
         # the G2 MSM is the longest side node (2.7 s against ~1.1 s for each G1 one at 2^18 on
         # 2 CPU workers): started first, the G1 MSMs fill in around it (longest first)
-        if "B2" in shared:
-            g.add("msm_b2", lambda p: msm(p, B["B2"].prepared, config=cfg), ["msm_plan"], lane="g2",
-                  kind="msm", priority=1)
-        else:
-            g.add("msm_b2", lambda s: self._msm(B["B2"], s, self.G2), ["scalars"], lane="g2", kind="msm",
-                  priority=1)
+        for t in tables:
+            lane, prio = ("g2", 1) if t == "B2" else ("g1", 0)
+            if t in shared:
+                fn, ins = (lambda p, t=t: {t: msm(p, B[t].prepared, config=cfg)}), ["msm_plan"]
+            else:
+                fn, ins = (lambda s, t=t: {t: self._msm(B[t], s, self._group(t))}), ["scalars"]
+            wit.append(g.add(f"msm_{t.lower()}", fn, ins, lane=lane, kind="msm", priority=prio))
+        if remote:
+            wit.append(g.add("msm_helper", lambda s: self._helper_run(remote, s), ["scalars"], lane="helper",
+                             kind="msm", priority=1, remote=True))
         # short (5-30 ms) and needed only at the end, but left to the end by its rank it was
         # the proof's tail at 2^16 (both workers busy until the last MSM): run early instead
         g.add("blinding", self._blinding, [], lane="blind", kind="msm", priority=1)
         k = len(wit)
-        g.add("blind_ab", lambda *v: self._blind_ab(*_abc(v[:k])[:2], v[k]), wit + ["blinding"], lane="g1",
-              kind="msm")
-        ins = wit + ["msm_b2", "msm_h", "blind_ab", "blinding"]
+
+        def units(v) -> dict:
+            return {u: p for d in v for u, p in d.items()}
+        g.add("blind_ab", lambda *v: self._blind_ab(units(v[:k])["a"], units(v[:k])["b1"], v[k]),
+              wit + ["blinding"], lane="g1", kind="msm")
+        ins = wit + ["msm_h", "blind_ab", "blinding"]
         if check and self.r1cs_check is not None:
             g.add("check", lambda w: self.r1cs_check.check(w, where), ["w_std"], lane="check",
                   kind="check", priority=10)
             ins.append("check")
         def assemble(*v):
-            A, _, C = _abc(v[:k])
-            b2, h, ab, bl = v[k:k + 4]
-            return self._assemble(A, b2, C, h, ab, bl)
+            u = units(v[:k])
+            h, ab, bl = v[k:k + 3]
+            return self._assemble(u["a"], u["B2"], u["c"], h, ab, bl)
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
         return g
 
     def _msm(self, bases: _Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
             return G.identity(device=self.device)
-        return msm(scalars.contiguous(), bases.prepared, config=None if self._tuned_msm else self.msm_config)
-
-    def _msm_many(self, bases: _Bases, scalars: list, G) -> PointTensor:
-        """The MSMs of scalars[i] against section i of the bases, one bucket tree."""
-        if bases.prepared is None:
-            return G.identity((len(scalars),), device=self.device)
-        jobs = [(s.contiguous(), off) for s, off in zip(scalars, bases.offsets)]
-        return msm_many(jobs, bases.prepared, config=None if self._tuned_msm else self.msm_config)
+        return msm(scalars.contiguous(), bases.prepared, config=self._msm_cfg())
 
     def _blinding(self) -> dict:
         """r, s from the CSPRNG and the blinding terms that need no MSM result:
@@ -425,9 +528,11 @@ class Prover:
         ``self.last_run``."""
         words, where = self.witness_words(witness)
         w_std = words_to_limbs(words, self.device)
-        g = self.graph(check=check, where=where)
-        run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
-                    device=self.device, profile=profile, keep=["assemble"])
+        helper = self._helper_for(workers)
+        g = self.graph(check=check, where=where, helper=helper is not None)
+        self._local_workers = workers or self.workers or self._default_workers(g)
+        run = g.run({"w_std": w_std}, workers=self._local_workers, device=self.device, profile=profile,
+                    keep=["assemble"])
         self.last_run = run
         pi_a, pi_b, pi_c = run.values["assemble"]
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
@@ -440,10 +545,13 @@ class Prover:
         return proof, public
 
     def _default_workers(self, g: Graph) -> int:
-        lanes = len({n.lane for n in g.nodes.values()})
+        """One per lane on a GPU; on the CPU one per core (at most 4), less the core a remote
+        node's process takes."""
+        lanes = len({n.lane for n in g.nodes.values() if not n.remote})
         if self.device.type == "cuda":
             return lanes
-        return max(1, min(lanes, os.cpu_count() or 1, 4))
+        remote = any(n.remote for n in g.nodes.values())
+        return max(1, min(lanes, os.cpu_count() or 1, 4) - remote)
 
     def verify(self, proof: Proof, public) -> bool:
         from .verifier import verify

@@ -1,0 +1,110 @@
+"""The MSM helper process (`groth16.helper`): its MSMs equal Python-int sums, its proofs
+verify, its failures are reported or survived, and it goes away with its Prover."""
+import os
+import time
+
+import pytest
+
+from zktensor.algebra.curves import lincomb
+from zktensor.groth16.formats import read_wtns, read_zkey
+from zktensor.groth16.helper import HelperError
+from zktensor.groth16.prover import HELPER_UNITS, Prover, words_to_limbs
+from zktensor.kernels.elementwise import num_threads
+from zktensor.ops.elementwise import to_mont
+from zktensor.tensor import FieldTensor
+
+needs_two_cores = pytest.mark.skipif(num_threads() < 2, reason="the helper is for machines with 2+ cores")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return False
+    return done == 0
+
+
+def _oracle(G, raw: bytes, scalars: list[int]):
+    """sum_i s_i·P_i on Python ints (Straus), the points parsed from the key's bytes."""
+    pts = G.from_bytes(raw, check=True).to_affine()
+    assert len(pts) == len(scalars)
+    return lincomb(G.params, None, list(zip(scalars, pts)))
+
+
+@pytest.mark.parametrize("name", ["multi_public", "multiplier_bls"])
+def test_helper_msms_equal_python_int_sums(fixtures, name):
+    """B2 and C from the helper process against Python-int MSMs of the key's points; the
+    same from this process (`_witness_msms`) for the units the helper does not run."""
+    fx = fixtures[name]
+    z = read_zkey(fx.zkey)
+    w = list(read_wtns(fx.wtns))
+    with Prover(z, device="cpu", helper=True) as P:
+        h = P._helper_for(None)
+        limbs = words_to_limbs(P.witness_words(fx.wtns)[0], P.device)
+        s = FieldTensor(P.F, to_mont(P.F, limbs))          # as the graph's ``scalars`` node
+        got = h.run(HELPER_UNITS, s.data, threads=1)
+        here = P._witness_msms(("a", "b1"), s)
+    assert set(got) == set(HELPER_UNITS)
+    k = z.n_public + 1
+
+    def affine(p):
+        return p.reshape(1).to_affine()[0]
+    assert affine(got["B2"]) == _oracle(P.G2, z.B2.raw, w)
+    assert affine(got["c"]) == _oracle(P.G1, z.C.raw, w[k:])
+    assert affine(here["a"]) == _oracle(P.G1, z.A.raw, w)
+    assert affine(here["b1"]) == _oracle(P.G1, z.B1.raw, w)
+    assert not _alive(h.pid)            # the context manager stopped it
+
+
+@needs_two_cores
+def test_prover_uses_the_helper_and_snarkjs_verifies(fixtures, snarkjs, tmp_path):
+    fx = fixtures["range_check"]
+    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu")          # helper=None: on with 2+ cores
+    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+    names = {s.name for s in P.last_run.stats}
+    assert "msm_helper" in names and "msm_b2" not in names
+    assert P.last_run.by_name()["msm_helper"].lane == "helper"
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    # one worker: a sequential proof, all in this process
+    P.prove(fx.wtns, profile=True, workers=1)
+    names = {s.name for s in P.last_run.stats}
+    assert "msm_helper" not in names and "msm_b2" in names
+    pid = P._helper.pid
+    P.close()
+    assert not _alive(pid)
+
+
+@needs_two_cores
+def test_lost_helper_is_survived(fixtures, snarkjs, tmp_path):
+    """A helper killed between proofs: the next proof warns, computes the helper's MSMs in
+    this process, and verifies; later proofs do not fork again."""
+    fx = fixtures["multi_public"]
+    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=True)
+    P.prove(fx.wtns)
+    pid = P._helper.pid
+    os.kill(pid, 9)
+    time.sleep(0.05)
+    with pytest.warns(RuntimeWarning, match="helper process .* died"):
+        P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json")
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+    P.prove(fx.wtns, profile=True)
+    assert "msm_helper" not in {s.name for s in P.last_run.stats}
+    P.close()
+
+
+def test_helper_errors_carry_the_child_traceback(fixtures):
+    fx = fixtures["multi_public"]
+    P = Prover(fx.zkey, device="cpu", helper=True)
+
+    def broken(units, s):
+        raise ZeroDivisionError("from the helper's work")
+    P._witness_msms = broken                # before the fork: the child inherits it
+    with pytest.raises(HelperError, match="(?s)ZeroDivisionError: from the helper's work"):
+        P.prove(fx.wtns, check=False)
+    assert P._helper.alive                  # a raising request does not end the helper
+    P.close()
+
+
+def test_helper_is_for_cpu_provers(fixtures):
+    with pytest.raises(ValueError, match="CPU provers only"):
+        Prover(fixtures["multi_public"].zkey, device="meta", helper=True)

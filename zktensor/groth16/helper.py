@@ -1,0 +1,162 @@
+"""A helper process that runs some of a proof's MSMs beside the prover's own thread (CPU).
+
+Why a process: the MSM kernels are compiled and drop the GIL, but each launch's
+Python half (slicing, index arithmetic, the tree's level loop) holds it. Two MSM
+threads of one process queue for it: on the 2-core VM a 2^16 proof's G2 MSM took
+269-351 ms beside a G1 MSM thread against 234-262 ms alone (and 245-259 ms beside
+one in another process), and the 2^12 proof's three MSM nodes, 148 ms one after the
+other, took 135 ms on two threads. A forked child has its own interpreter, so the
+two halves of the proof contend only for the cores.
+
+Why fork: the child starts as a copy of the prover, resident tables included, with
+no copy made (copy-on-write; nothing writes the tables) and no pickling, in a few
+milliseconds where a spawned interpreter would import torch (~1.5 s) and need the
+tables put into shared memory. Forking a process that has threads is safe only for
+a child that does not touch what those threads were doing, so the child uses none
+of the parent's thread pools (it makes its own, for the threads each request grants
+its launches) and sets torch to one thread (torch's OpenMP pool is not fork-safe).
+
+    helper = Helper(work, (L, n), groups)     # forks; work(units, scalars) -> {unit: PointTensor}
+    points = helper.run(units, scalars, threads)   # blocks this thread (without the GIL)
+    helper.close()                            # or when the helper is garbage-collected
+
+The scalars go through an anonymous shared mapping made before the fork (written by
+the parent, read by the child: no pickling of megabytes per proof); the points come
+back pickled as numpy arrays (a few hundred bytes each). `zt.config(...)` in force
+around `run` is sent along with each request and applies in the child too. If the
+child dies (killed, out of memory), `run` raises `HelperError` and the helper is
+marked dead; the prover then computes the MSMs itself.
+"""
+from __future__ import annotations
+
+import mmap
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+import warnings
+import weakref
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from ..config import config as zt_config, current as current_config
+from ..points import PointTensor
+
+_live: "weakref.WeakSet[Helper]" = weakref.WeakSet()
+
+
+class HelperError(RuntimeError):
+    """The helper process died or its work raised (the message carries the child's traceback)."""
+
+
+class Helper:
+    def __init__(self, work: Callable, scalar_shape: tuple[int, int], groups: dict):
+        """work(units, scalars: torch.Tensor (int32 (L, n), Montgomery limbs)) -> {unit: PointTensor};
+        groups: {unit: GroupSpace} to rebuild the returned points."""
+        self.groups = groups
+        L, n = scalar_shape
+        self._map = mmap.mmap(-1, max(1, 4 * L * n))      # MAP_SHARED | MAP_ANONYMOUS: the child sees our writes
+        self.scalars = torch.frombuffer(self._map, dtype=torch.int32, count=L * n).view(L, n)
+        self._conn, child_conn = multiprocessing.Pipe()
+        with warnings.catch_warnings():
+            # Python 3.12 warns on fork() with threads alive; the child uses none of their state
+            warnings.filterwarnings("ignore", message=".*multi-threaded.*fork", category=DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:                                    # the child: serve, then leave without cleanup
+            code = 1
+            try:
+                self._conn.close()
+                for h in list(_live):                   # other helpers' pipe ends: their children
+                    h._conn.close()                     # must see EOF when their parents close them
+                _serve(child_conn, work, self.scalars)
+                code = 0
+            finally:
+                os._exit(code)
+        child_conn.close()
+        self.pid = pid
+        self._lock = threading.Lock()
+        self.alive = True
+        _live.add(self)
+        self._finalizer = weakref.finalize(self, _stop, self._conn, pid)
+
+    def run(self, units: tuple[str, ...], scalars: torch.Tensor, threads: int = 1) -> dict[str, PointTensor]:
+        """The helper's MSMs of `units` over `scalars` (int32 (L, n), as the work function
+        takes them), its launches on `threads` threads; blocks until they are done."""
+        if not self.alive:
+            raise HelperError("the MSM helper process is not running")
+        with self._lock:
+            self.scalars.copy_(scalars)
+            try:
+                self._conn.send((tuple(units), current_config(), int(threads)))
+                status, payload = self._conn.recv()
+            except (EOFError, OSError) as e:
+                self.alive = False
+                raise HelperError(f"the MSM helper process (pid {self.pid}) died: {type(e).__name__}; "
+                                  f"{_reap(self.pid, 0.5)}") from None
+        if status != "ok":
+            raise HelperError(f"the MSM helper process raised:\n{payload}")
+        return {u: PointTensor(self.groups[u], torch.from_numpy(a)) for u, a in payload.items()}
+
+    def close(self) -> None:
+        self.alive = False
+        self._finalizer()
+
+
+def _reap(pid: int, timeout: float) -> str:
+    """Wait up to `timeout` s for the child to exit; how it ended, in words."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return "already reaped"
+        if done:
+            if os.WIFSIGNALED(status):
+                return f"killed by signal {os.WTERMSIG(status)}"
+            return f"exit code {os.WEXITSTATUS(status)}"
+        if time.monotonic() > end:
+            return "still running"
+        time.sleep(0.005)
+
+
+def _stop(conn, pid: int) -> None:
+    try:
+        conn.send(None)         # the child's loop ends
+        conn.close()
+    except OSError:
+        pass
+    if _reap(pid, 2.0) == "still running":
+        os.kill(pid, signal.SIGKILL)
+        _reap(pid, 2.0)
+
+
+def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
+    """The child's loop: one request at a time until the parent says stop or goes away."""
+    from ..kernels import elementwise
+    torch.set_num_threads(1)
+    elementwise._pool.cache_clear()        # the parent's pools: their threads are not here
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        units, override, threads = msg
+        try:
+            with zt_config(**override), elementwise.launch_budget(threads):
+                out = work(units, scalars)
+            reply = ("ok", {u: np.ascontiguousarray(p.data.cpu().numpy()) for u, p in out.items()})
+        except BaseException:  # noqa: BLE001 - reported to the parent, which raises
+            reply = ("error", traceback.format_exc())
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+
+
+__all__ = ["Helper", "HelperError"]
