@@ -143,3 +143,27 @@ def test_cpu_nodes_share_the_cores(monkeypatch):
         g1.add(name, elementwise.launch_threads, inputs=[], lane=name)
     assert g1.run(workers=1).values == {"a": 4, "b": 4}
     assert elementwise.launch_threads() == 4
+
+
+def test_remote_node_takes_no_worker_slot_but_a_core_share():
+    """A remote node (its work done by another process) waits on a thread of its own: with
+    one worker, a local node runs while it waits (here it waits for that local node), and
+    that node's launches get the cores' share of two running nodes."""
+    from zktensor.kernels.elementwise import launch_threads
+    r_started, l_done = threading.Event(), threading.Event()
+
+    def remote():
+        r_started.set()
+        return l_done.wait(5)
+
+    def local():
+        assert r_started.wait(5)
+        n = launch_threads()
+        l_done.set()
+        return n
+    g = Graph("t")
+    g.add("r", remote, lane="helper", remote=True)
+    g.add("l", local, lane="main")
+    run = g.run(workers=1)
+    assert run["r"] is True
+    assert run["l"] == max(1, launch_threads() // 2)
