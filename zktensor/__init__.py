@@ -11,8 +11,11 @@ start on the 2-core CI machine.
 """
 import importlib
 
-from .config import config
-from .jit import jit
+from .kernels.host_memory import keep_freed_memory
+keep_freed_memory()     # first: threads made from here on share one malloc arena (see host_memory)
+
+from .config import config  # noqa: E402
+from .jit import jit  # noqa: E402
 from . import groth16  # noqa: E402  (lazy itself: zt.groth16.Prover, zt.groth16.verify)
 
 # name -> the module that defines it

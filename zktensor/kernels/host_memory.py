@@ -10,10 +10,21 @@ BN254 MSM spent 155 ms where the same launches on warm memory take 46 ms
 (2 threads, measured 2026-11-21). Raising the mmap threshold and the trim
 threshold lets freed blocks stay in the heap and be handed out again warm.
 
+Threads other than the main one get arenas of their own, whose heaps are at most
+64 MiB: a larger block cannot come from them and is mmapped, whatever the
+threshold, and unmapped on free. The Groth16 graph runs its nodes on worker
+threads, and at 2^18 constraints an MSM's temporaries are hundreds of MiB, so
+every proof faulted in ~600 MiB of fresh pages (150-340 thousand minor faults a
+2^18 bench proof; 1.77-2.09 s). One arena for all threads (M_ARENA_MAX = 1)
+lets them reuse the main heap's warm blocks: ~150 faults a proof, 1.71-1.76 s
+(2026-11-22, 2-core VM, helper process). The arenas' lock is taken per malloc,
+and our allocations are few and large.
+
 The cost is that a process keeps its peak heap after a large computation
 (which a prover, run again and again, wants anyway). `ZKTENSOR_MALLOC=system`
-leaves malloc as it is; the setting is applied once, before the first CPU
-kernel launch, and only where the C library is glibc.
+leaves malloc as it is; the setting is applied once, when `zktensor` is
+imported (threads made after it share the one arena; one that had an arena
+before keeps it), and only where the C library is glibc.
 """
 from __future__ import annotations
 
@@ -24,6 +35,7 @@ import threading
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
 KEEP = 2**31 - 1        # bytes (mallopt takes an int): blocks below this come from the heap,
                         # and a freed top of the heap below this stays
 _done = False
@@ -42,13 +54,17 @@ def keep_freed_memory() -> bool:
         _applied = False
         if os.environ.get("ZKTENSOR_MALLOC", "keep") != "system":
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                try:
+                    libc = ctypes.CDLL("libc.so.6")      # find_library runs ldconfig: ~3 ms
+                except OSError:
+                    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 mallopt = libc.mallopt
             except (OSError, AttributeError):     # not glibc (musl, macOS): leave it
                 mallopt = None
             if mallopt is not None:
                 mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-                # both return 1 on success
-                _applied = bool(mallopt(M_MMAP_THRESHOLD, KEEP)) and bool(mallopt(M_TRIM_THRESHOLD, KEEP))
+                # each returns 1 on success
+                _applied = all([mallopt(M_MMAP_THRESHOLD, KEEP), mallopt(M_TRIM_THRESHOLD, KEEP),
+                                mallopt(M_ARENA_MAX, 1)])
         _done = True
     return _applied
