@@ -1,6 +1,7 @@
 """The MSM helper process (`groth16.helper`): its MSMs equal Python-int sums, its proofs
 verify, its failures are reported or survived, and it goes away with its Prover."""
 import os
+import signal
 import time
 
 import pytest
@@ -90,6 +91,19 @@ def test_lost_helper_is_survived(fixtures, snarkjs, tmp_path):
     P.prove(fx.wtns, profile=True)
     assert "msm_helper" not in {s.name for s in P.last_run.stats}
     P.close()
+
+
+@needs_two_cores
+def test_helper_outlives_ctrl_c(fixtures):
+    """SIGINT (Ctrl-C reaches the whole process group) leaves the helper serving."""
+    fx = fixtures["multi_public"]
+    with Prover(fx.zkey, device="cpu", helper=True) as P:
+        P.prove(fx.wtns, check=False)
+        os.kill(P._helper.pid, signal.SIGINT)
+        time.sleep(0.05)
+        assert _alive(P._helper.pid)
+        P.prove(fx.wtns, check=False, profile=True)
+        assert "msm_helper" in {s.name for s in P.last_run.stats}
 
 
 def test_helper_errors_carry_the_child_traceback(fixtures):

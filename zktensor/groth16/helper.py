@@ -25,7 +25,9 @@ the parent, read by the child: no pickling of megabytes per proof); the points c
 back pickled as numpy arrays (a few hundred bytes each). `zt.config(...)` in force
 around `run` is sent along with each request and applies in the child too. If the
 child dies (killed, out of memory), `run` raises `HelperError` and the helper is
-marked dead; the prover then computes the MSMs itself.
+marked dead; the prover then computes the MSMs itself. The child ignores SIGINT, so
+Ctrl-C stops the proof in the parent and leaves the helper for the next one. A
+profile's memory columns are the parent's: the child's temporaries are not in them.
 """
 from __future__ import annotations
 
@@ -137,6 +139,9 @@ def _stop(conn, pid: int) -> None:
 def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
     """The child's loop: one request at a time until the parent says stop or goes away."""
     from ..kernels import elementwise
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops the proof
+    # (after this request, which its graph waits for); the helper stays for the next one
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
     elementwise._pool.cache_clear()        # the parent's pools: their threads are not here
     while True:
