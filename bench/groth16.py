@@ -155,16 +155,10 @@ def time_process(cmd: list[str], runs: int, env=None) -> list[float]:
     return out
 
 
-def graph_label(run) -> str:
-    """How the proof ran: scheduler workers here, and the MSM helper process if it had one."""
-    w = f"graph, {run.workers} worker{'s' if run.workers != 1 else ''}"
-    return w + (" + helper process" if any(s.name == "msm_helper" for s in run.stats) else "")
-
-
 def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[str], quiet_s: float,
                cli_runs: int) -> list[dict]:
     from zktensor.groth16.formats import read_r1cs
-    from zktensor.groth16.prover import Prover
+    from zktensor.groth16.prover import Prover, describe_run
     f = build(k, snarkjs, circom)
     rc = read_r1cs(f["r1cs"], load_map=False)
     n_c = rc.n_constraints
@@ -210,7 +204,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
         + run.table())
     rows.append(row(row_from_timing("zktensor", "groth16_prove", "bn254", 1 << k, threads, tm, target=target,
                                     unit="proofs/s", unit_value=1 / tm.median_s,
-                                    strategy=graph_label(run),
+                                    strategy=describe_run(run),
                                     extra=f"resident key (load {load_s:.1f} s, not included); witness "
                                           f"checked against the .r1cs; {n_c} constraints; others' load "
                                           f"{load:.2f} cores before"),

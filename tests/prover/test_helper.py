@@ -9,7 +9,7 @@ import pytest
 from zktensor.algebra.curves import lincomb
 from zktensor.groth16.formats import read_wtns, read_zkey
 from zktensor.groth16.helper import HelperError
-from zktensor.groth16.prover import HELPER_UNITS, Prover, words_to_limbs
+from zktensor.groth16.prover import HELPER_UNITS, Prover, describe_run, words_to_limbs
 from zktensor.kernels.elementwise import num_threads
 from zktensor.ops.elementwise import to_mont
 from zktensor.tensor import FieldTensor
@@ -65,11 +65,13 @@ def test_prover_uses_the_helper_and_snarkjs_verifies(fixtures, snarkjs, tmp_path
     names = {s.name for s in P.last_run.stats}
     assert "msm_helper" in names and "msm_b2" not in names
     assert P.last_run.by_name()["msm_helper"].lane == "helper"
+    assert describe_run(P.last_run).endswith(" + helper process")
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
     # one worker: a sequential proof, all in this process
     P.prove(fx.wtns, profile=True, workers=1)
     names = {s.name for s in P.last_run.stats}
     assert "msm_helper" not in names and "msm_b2" in names
+    assert describe_run(P.last_run) == "graph, 1 worker"
     pid = P._helper.pid
     P.close()
     assert not _alive(pid)

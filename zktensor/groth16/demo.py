@@ -36,7 +36,7 @@ def run_demo(profile: bool = False, trace: str | None = None, out: str | None = 
              root=None, print_=print) -> int:
     """Run the demo; returns the exit status (0: proof made and verified)."""
     from .formats.json_io import read_public
-    from .prover import Prover
+    from .prover import Prover, describe_run
     from .verifier import verify
 
     f = demo_files(root)
@@ -53,8 +53,7 @@ def run_demo(profile: bool = False, trace: str | None = None, out: str | None = 
     proof, public = prover.prove_to_files(f["wtns"], proof_path, public_path, profile=True)
     t3 = time.perf_counter()
     run = prover.last_run
-    print_(f"  prove: {1e3 * (t3 - t2):.0f} ms (graph wall {1e3 * run.wall_s:.0f} ms, "
-           f"{run.workers} workers)")
+    print_(f"  prove: {1e3 * (t3 - t2):.0f} ms ({describe_run(run)}, wall {1e3 * run.wall_s:.0f} ms)")
     for s in sorted(run.stats, key=lambda s: s.start_s):
         mark = "*" if s.critical else " "
         print_(f"    {s.name:<14}{mark} {s.lane:<6} {1e3 * s.seconds:8.1f} ms")

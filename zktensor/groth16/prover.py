@@ -566,6 +566,12 @@ class Prover:
         return proof, public
 
 
+def describe_run(run: RunResult) -> str:
+    """How a proof ran, for reports: "graph, 1 worker + helper process"."""
+    w = f"graph, {run.workers} worker{'s' if run.workers != 1 else ''}"
+    return w + (" + helper process" if any(s.name == "msm_helper" for s in run.stats) else "")
+
+
 def prove(zkey, witness, **kw) -> tuple[Proof, list[int]]:
     """One-shot: load the key, prove one witness."""
     r1cs = kw.pop("r1cs", None)
@@ -573,4 +579,4 @@ def prove(zkey, witness, **kw) -> tuple[Proof, list[int]]:
     return Prover(zkey, r1cs=r1cs, device=device).prove(witness, **kw)
 
 
-__all__ = ["Prover", "prove", "WitnessError", "default_device"]
+__all__ = ["Prover", "prove", "WitnessError", "default_device", "describe_run"]
