@@ -6,6 +6,7 @@ Checked against Python integers with thread counts that do not divide the
 sizes, views with gaps between rows, and broadcast operands.
 """
 import os
+import platform
 import subprocess
 import sys
 
@@ -192,3 +193,34 @@ def test_worker_threads_reuse_freed_blocks():
     pages = (200 << 20) // 4096
     assert second_faults({}) < pages // 20
     assert second_faults({"ZKTENSOR_MALLOC": "system"}) > pages // 2
+
+
+class _KeySeen(Exception):
+    pass
+
+
+def test_cpu_cache_keys_name_the_host_cpu(monkeypatch):
+    """LLVM compiles CPU kernels for the host's CPU, so their cache keys carry its signature
+    (machine, lanes, IFMA, a hash of all its flags): a cache copied to a CPU with other
+    features misses instead of handing it instructions it may lack. Triton keys do not."""
+    from zktensor.config import choose
+    from zktensor.kernels import cache, cpu_isa, ntt_cpu
+    from zktensor.ops.elementwise import _program
+    sig = cpu_isa.host_signature()
+    assert sig.startswith(platform.machine()) and len(sig.rsplit("-", 1)[1]) == 12
+    seen = []
+
+    def spy(text, strategy, target):
+        seen.append(target)
+        raise _KeySeen
+    monkeypatch.setattr(cache, "entry_key", spy)
+    F = zt.field("bn254.fr")
+    prog = _program(F, ("test_cache_key_host",), 2, lambda a, b: a * b - b)
+    for target in ("cpu", "triton"):
+        with pytest.raises(_KeySeen):
+            elementwise.get_program(prog, choose("cpu", None, None)[0], target)
+    monkeypatch.setattr(ntt_cpu, "_libs", {})
+    with pytest.raises(_KeySeen):
+        ntt_cpu.library(F)
+    cpu, triton, ntt = seen
+    assert cpu.endswith(sig) and ntt.endswith(sig) and sig not in triton

@@ -39,12 +39,16 @@ def _hardware() -> tuple[int, bool]:
     return 1, False
 
 
+@functools.lru_cache(maxsize=1)
 def host_signature() -> str:
-    """What the host's compiled code may assume, for cache keys of kernels that the JIT
-    compiles for this CPU whatever `cpu_options` asks (a cache copied to a CPU without
-    AVX-512 must not find their AVX-512 code)."""
+    """What the host's compiled code may assume, for the cache keys of every CPU kernel:
+    LLVM compiles for the host CPU (its features, not only what `cpu_options` asks), so a
+    cache copied to another CPU must not hand it code for instructions it lacks. The
+    machine, lanes and IFMA, and a hash of all the CPU's flags."""
+    import hashlib
     lanes, ifma = _hardware()
-    return f"{platform.machine()}-lanes{lanes}" + ("-ifma" if ifma else "")
+    flags = hashlib.sha256(" ".join(sorted(_flags())).encode()).hexdigest()[:12]
+    return f"{platform.machine()}-lanes{lanes}" + ("-ifma" if ifma else "") + f"-{flags}"
 
 
 def cpu_options(strategy: str) -> dict:
