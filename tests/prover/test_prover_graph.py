@@ -167,3 +167,6 @@ def test_remote_node_takes_no_worker_slot_but_a_core_share():
     run = g.run(workers=1)
     assert run["r"] is True
     assert run["l"] == max(1, launch_threads() // 2)
+    assert run.remote == ("r",)
+    table = run.table()
+    assert "on 1 worker and 1 remote node" in table and "(remote: r;" in table

@@ -101,6 +101,7 @@ class RunResult:
     peak_host_bytes: int | None = None
     peak_device_bytes: int | None = None
     memory_samples: list = field(default_factory=list, repr=False)   # (t_s, host, device)
+    remote: tuple = ()      # the nodes whose work another process did
 
     def __getitem__(self, name):
         return self.values[name]
@@ -119,7 +120,10 @@ class RunResult:
         lw = max([len(s.lane) for s in rows] + [4])
         head = (f"{'node':<{w}}  {'lane':<{lw}}  {'start ms':>9}  {'time ms':>9}  "
                 f"{'peak host':>10}  {'peak dev':>10}  {'output':>10}")
-        lines = [f"graph {self.graph}: {len(rows)} nodes on {self.workers} workers ({self.device}), "
+        on = f"{self.workers} worker{'s' if self.workers != 1 else ''}"
+        if self.remote:
+            on += f" and {len(self.remote)} remote node{'s' if len(self.remote) != 1 else ''}"
+        lines = [f"graph {self.graph}: {len(rows)} nodes on {on} ({self.device}), "
                  f"wall {1e3 * self.wall_s:.1f} ms; * = critical path", head, "-" * len(head)]
         for s in rows:
             mark = "*" if s.critical else " "
@@ -129,6 +133,9 @@ class RunResult:
         lines.append("-" * len(head))
         lines.append(f"critical path {1e3 * self.critical_path_s():.1f} ms of wall {1e3 * self.wall_s:.1f} ms; "
                      f"peak host {_mib(self.peak_host_bytes)}, peak device {_mib(self.peak_device_bytes)}")
+        if self.remote:
+            lines.append(f"(remote: {', '.join(self.remote)}; another process did their work, so the "
+                         "memory columns do not count it)")
         return "\n".join(lines)
 
     def chrome_trace(self) -> dict:
@@ -451,7 +458,7 @@ class Graph:
             torch.cuda.synchronize(device)
         wall = time.perf_counter() - t0
         res = RunResult(self.name, {k: v for k, v in values.items() if k in keep_set}, stats, wall,
-                        str(device), workers)
+                        str(device), workers, remote=tuple(n for n, node in self.nodes.items() if node.remote))
         if sampler is not None:
             for st in stats:
                 st.peak_host_bytes, st.peak_device_bytes = sampler.peak(st.start_s, st.end_s)
