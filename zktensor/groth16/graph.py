@@ -408,7 +408,7 @@ class Graph:
         running: dict[Future, str] = {}
         error = None
         ctx = sampler if sampler is not None else _Null()
-        n_remote = sum(1 for node in self.nodes.values() if node.remote)
+        remote = tuple(n for n, node in self.nodes.items() if node.remote)
         local = [0]
 
         def next_ready():
@@ -416,7 +416,7 @@ class Graph:
                 if self.nodes[n].remote or local[0] < workers:
                     return ready.pop(i)
             return None
-        with ctx, ThreadPoolExecutor(max_workers=workers + n_remote, thread_name_prefix=f"{self.name}") as pool:
+        with ctx, ThreadPoolExecutor(max_workers=workers + len(remote), thread_name_prefix=f"{self.name}") as pool:
             while ready or running:
                 while ready and error is None:
                     n = next_ready()
@@ -458,7 +458,7 @@ class Graph:
             torch.cuda.synchronize(device)
         wall = time.perf_counter() - t0
         res = RunResult(self.name, {k: v for k, v in values.items() if k in keep_set}, stats, wall,
-                        str(device), workers, remote=tuple(n for n, node in self.nodes.items() if node.remote))
+                        str(device), workers, remote=remote)
         if sampler is not None:
             for st in stats:
                 st.peak_host_bytes, st.peak_device_bytes = sampler.peak(st.start_s, st.end_s)
