@@ -148,13 +148,13 @@ def test_cpu_nodes_share_the_cores(monkeypatch):
 def test_remote_node_takes_no_worker_slot_but_a_core_share():
     """A remote node (its work done by another process) waits on a thread of its own: with
     one worker, a local node runs while it waits (here it waits for that local node), and
-    that node's launches get the cores' share of two running nodes."""
+    that node's launches get the cores' share of two running nodes, as does the remote one."""
     from zktensor.kernels.elementwise import launch_threads
     r_started, l_done = threading.Event(), threading.Event()
 
     def remote():
         r_started.set()
-        return l_done.wait(5)
+        return l_done.wait(5), launch_threads()
 
     def local():
         assert r_started.wait(5)
@@ -165,8 +165,9 @@ def test_remote_node_takes_no_worker_slot_but_a_core_share():
     g.add("r", remote, lane="helper", remote=True)
     g.add("l", local, lane="main")
     run = g.run(workers=1)
-    assert run["r"] is True
+    assert run["r"][0] is True
     assert run["l"] == max(1, launch_threads() // 2)
+    assert run["r"][1] == max(1, launch_threads() // 2)      # its fixed share: cores // (1 + 1)
     assert run.remote == ("r",)
     table = run.table()
     assert "on 1 worker and 1 remote node" in table and "(remote: r;" in table

@@ -29,7 +29,9 @@ inputs are ready, on a pool of worker threads:
   do not oversubscribe, and a node left running alone gets every core.
 * A ``remote`` node's work runs in another process (the prover's MSM helper,
   `groth16.helper`): its thread only sends the request and waits, so it takes none of
-  the ``workers`` slots, but it counts as a running node in the cores' shares.
+  the ``workers`` slots, but it counts as a running node in the cores' shares; its own
+  launch budget, for the process to use, is a fixed share: cores // (workers + remote
+  nodes).
 * The first node to raise stops the run: nothing new starts, running nodes finish,
   and the exception propagates from ``run``.
 
@@ -351,6 +353,10 @@ class Graph:
 
         def budget():
             return max(1, cores // max(1, active[0]))
+        # a remote node's share, which it may hand to its process: fixed, as that process
+        # cannot follow the count of running nodes here
+        remote = tuple(n for n, node in self.nodes.items() if node.remote)
+        remote_share = max(1, cores // (workers + len(remote))) if remote else 1
         ranks = self.ranks()
         cons = self._consumers()
         remaining_uses = {n: len(cons[n]) for n in self.nodes}
@@ -393,7 +399,7 @@ class Graph:
                 with lock:
                     active[0] += 1
                 try:
-                    with launch_budget(budget):
+                    with launch_budget(remote_share if node.remote else budget):
                         out = node.fn(*args)
                 finally:
                     with lock:
@@ -408,7 +414,6 @@ class Graph:
         running: dict[Future, str] = {}
         error = None
         ctx = sampler if sampler is not None else _Null()
-        remote = tuple(n for n, node in self.nodes.items() if node.remote)
         local = [0]
 
         def next_ready():

@@ -205,7 +205,6 @@ class Prover:
         self.helper = helper
         self._helper = None
         self._helper_lost = False
-        self._local_workers = 1
         self.msm_config = msm_config or MSMConfig()
         self._checkpoint_given = checkpoint is not None
         self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
@@ -348,11 +347,11 @@ class Prover:
         return self._helper
 
     def _helper_run(self, units, s: FieldTensor) -> dict:
-        from ..kernels.elementwise import num_threads
+        from ..kernels.elementwise import launch_threads
         from .helper import HelperError
         h = self._helper
-        try:
-            return h.run(units, s.data, threads=max(1, num_threads() // (self._local_workers + 1)))
+        try:   # the child's launches: this remote node's share of the cores (`Graph.run`)
+            return h.run(units, s.data, threads=launch_threads())
         except HelperError as e:
             if h.alive:
                 raise                   # its work raised: the same would happen here
@@ -530,9 +529,8 @@ class Prover:
         w_std = words_to_limbs(words, self.device)
         helper = self._helper_for(workers)
         g = self.graph(check=check, where=where, helper=helper is not None)
-        self._local_workers = workers or self.workers or self._default_workers(g)
-        run = g.run({"w_std": w_std}, workers=self._local_workers, device=self.device, profile=profile,
-                    keep=["assemble"])
+        run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
+                    device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run
         pi_a, pi_b, pi_c = run.values["assemble"]
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
@@ -569,7 +567,7 @@ class Prover:
 def describe_run(run: RunResult) -> str:
     """How a proof ran, for reports: "graph, 1 worker + helper process"."""
     w = f"graph, {run.workers} worker{'s' if run.workers != 1 else ''}"
-    return w + (" + helper process" if any(s.name == "msm_helper" for s in run.stats) else "")
+    return w + (" + helper process" if "msm_helper" in run.remote else "")
 
 
 def prove(zkey, witness, **kw) -> tuple[Proof, list[int]]:

@@ -4,7 +4,7 @@ Key = sha256(program text, strategy, target, compiler fingerprint). The
 fingerprint hashes the source of the compiler itself (IR, passes, field
 records, the CPU drivers' lowering), so editing a pass invalidates exactly
 what it could change, and a cache copied to another machine stays valid
-there. An entry is a directory with `meta.json` (the launch plan) and
+there (CPU kernels also key on the host CPU: `entry_key`). An entry is a directory with `meta.json` (the launch plan) and
 `kernels.py` (Triton) or `kernels.so` (CPU); it is written to a temporary
 directory and renamed into place, so a reader never sees half an entry.
 
@@ -44,6 +44,12 @@ def compiler_fingerprint() -> str:
 
 
 def entry_key(program_text: str, strategy: str, target: str) -> str:
+    """The entry of a program. CPU targets ("cpu..."), which LLVM compiles for the host's
+    CPU whatever the kernel's options ask, also key on `cpu_isa.host_signature()`: a cache
+    copied to a CPU with other features misses instead of handing it instructions it lacks."""
+    if target.startswith("cpu"):
+        from .cpu_isa import host_signature
+        target = f"{target}@{host_signature()}"
     h = hashlib.sha256("\0".join([program_text, strategy, target, compiler_fingerprint()]).encode())
     return h.hexdigest()[:32]
 

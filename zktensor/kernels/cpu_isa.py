@@ -41,10 +41,10 @@ def _hardware() -> tuple[int, bool]:
 
 @functools.lru_cache(maxsize=1)
 def host_signature() -> str:
-    """What the host's compiled code may assume, for the cache keys of every CPU kernel:
-    LLVM compiles for the host CPU (its features, not only what `cpu_options` asks), so a
-    cache copied to another CPU must not hand it code for instructions it lacks. The
-    machine, lanes and IFMA, and a hash of all the CPU's flags."""
+    """What the host's compiled code may assume, for the cache keys of every CPU kernel
+    (`cache.entry_key`): LLVM compiles for the host CPU (its features, not only what
+    `cpu_options` asks), so a cache copied to another CPU must not hand it code for
+    instructions it lacks. The machine, lanes and IFMA, and a hash of all the CPU's flags."""
     import hashlib
     lanes, ifma = _hardware()
     flags = hashlib.sha256(" ".join(sorted(_flags())).encode()).hexdigest()[:12]

@@ -30,7 +30,7 @@ import torch
 
 from . import cache
 from ..config import env
-from .cpu_isa import cpu_options, host_signature
+from .cpu_isa import cpu_options
 from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce
 
@@ -450,9 +450,7 @@ def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> C
     hit = _by_object.get(fast)
     if hit is not None and hit[0] is prog:
         return hit[1]
-    # CPU code is compiled for this host's CPU: its signature is part of the key (cpu_isa)
-    host = host_signature() if target == "cpu" else ""
-    key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True) + host)
+    key = cache.entry_key(prog.text(), strategy, target + json.dumps(options, sort_keys=True))
     compiled = _programs.get(key)
     if compiled is None:
         entry = cache.lookup(key)

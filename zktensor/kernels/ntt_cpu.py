@@ -42,7 +42,7 @@ import torch
 
 from . import cache
 from .cpu_code import Code, compile_module
-from .cpu_isa import cpu_options, host_signature
+from .cpu_isa import cpu_options
 from .elementwise import launch_threads
 from .host_memory import keep_freed_memory
 
@@ -337,7 +337,7 @@ def library(F, unroll: int = 2) -> _Library:
         lib = _libs.get(key_local)
         if lib is None:
             text = module_text(F.params if hasattr(F, "params") else F, opts["ifma"], unroll)
-            key = cache.entry_key(text, "fp64", "cpu-ntt" + json.dumps(opts, sort_keys=True) + host_signature())
+            key = cache.entry_key(text, "fp64", "cpu-ntt" + json.dumps(opts, sort_keys=True))
             entry = cache.lookup(key) or cache.build(key, lambda d: _compile(text, d))
             lib = _libs[key_local] = _Library(entry)
         return lib
