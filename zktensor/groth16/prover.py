@@ -85,7 +85,6 @@ def default_device() -> torch.device:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
-PREFERENCE = ("B2", "H", "ab1c", "a", "b1", "c")   # the longest MSM first, then the critical path's
 WITNESS_UNITS = ("a", "b1", "c", "B2")       # the witness MSMs: sum_i w_i·P_i over A, B1, C (G1), B2 (G2)
 HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`Prover.helper_units`)
 MERGE_UPTO = 1 << 14
