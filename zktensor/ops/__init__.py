@@ -1,0 +1,1 @@
+"""Tensor-level operations: elementwise arithmetic, batch inversion, NTT, MSM."""
