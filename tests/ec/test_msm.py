@@ -397,7 +397,7 @@ def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap, counting):
     and a heavy bucket of ones (cap) cut into pieces across the row's pieces; by the
     compiled counting sort and by numpy's argsort."""
     from zktensor.kernels import msm_place, msm_tree
-    from zktensor.kernels.elementwise import launch_budget
+    from zktensor.runtime.threads import launch_budget
     from zktensor.ops import msm as msm_mod
     if cap:
         monkeypatch.setattr(msm_tree, "RANK_CAP", cap)

@@ -15,6 +15,7 @@ import torch
 
 import zktensor as zt
 from zktensor.kernels import elementwise
+from zktensor.runtime import threads
 
 P = zt.field("bn254.fr").p
 
@@ -62,12 +63,12 @@ def test_host_memory_setting():
 def pool_sizes(monkeypatch):
     """The thread counts of the pools that CPU launches ask for, in order."""
     seen = []
-    real = elementwise._pool
+    real = threads.pool
 
     def spy(k):
         seen.append(k)
         return real(k)
-    monkeypatch.setattr(elementwise, "_pool", spy)
+    monkeypatch.setattr(threads, "pool", spy)
     return seen
 
 
@@ -85,14 +86,14 @@ def test_launch_budget_caps_threads(monkeypatch, pool_sizes):
     seen = pool_sizes
     assert f(a, a).to_ints() == want and seen and set(seen) == {3}
     seen.clear()
-    with elementwise.launch_budget(1):
-        assert elementwise.launch_threads() == 1
+    with threads.launch_budget(1):
+        assert threads.launch_threads() == 1
         assert f(a, a).to_ints() == want
     assert seen == []                         # one thread: no pool at all
-    with elementwise.launch_budget(2):
+    with threads.launch_budget(2):
         assert f(a, a).to_ints() == want
     assert set(seen) == {2}
-    assert elementwise.launch_threads() == 3  # the budget ends with its context
+    assert threads.launch_threads() == 3  # the budget ends with its context
 
 
 def test_split_follows_measured_cost(monkeypatch, pool_sizes):

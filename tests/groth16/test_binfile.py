@@ -5,7 +5,7 @@ import struct
 import pytest
 
 from zktensor.groth16.formats import FormatError
-from zktensor.groth16.formats.atomic import atomic_write
+from zktensor.runtime.atomic import atomic_write
 from zktensor.groth16.formats.binfile import encode_binfile, read_binfile, write_binfile
 
 

@@ -10,7 +10,7 @@ from zktensor.algebra.curves import lincomb
 from zktensor.groth16.formats import read_wtns, read_zkey
 from zktensor.groth16.helper import HelperError
 from zktensor.groth16.prover import HELPER_UNITS, Prover, describe_run, words_to_limbs
-from zktensor.kernels.elementwise import num_threads
+from zktensor.runtime.threads import num_threads
 from zktensor.ops.elementwise import to_mont
 from zktensor.tensor import FieldTensor
 

@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from zktensor.groth16.graph import Graph, value_bytes
+from zktensor.runtime.graph import Graph, value_bytes
 
 
 def test_values_flow_along_edges():
@@ -115,24 +115,24 @@ def test_cpu_nodes_share_the_cores(monkeypatch):
     """A running node's launches get cores // (nodes running at that moment): two side by
     side get half each, the one left running gets them all, and the caller's own setting
     is untouched after the run."""
-    from zktensor.kernels import elementwise
+    from zktensor.runtime import threads
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "4")
     both = threading.Barrier(2, timeout=10)
 
     def a():
         both.wait()
-        x = elementwise.launch_threads()
+        x = threads.launch_threads()
         both.wait()
         return x
 
     def b():
         both.wait()
-        x = elementwise.launch_threads()
+        x = threads.launch_threads()
         both.wait()
         deadline = time.time() + 10                 # until a's node has ended
-        while elementwise.launch_threads() != 4 and time.time() < deadline:
+        while threads.launch_threads() != 4 and time.time() < deadline:
             time.sleep(0.001)
-        return x, elementwise.launch_threads()
+        return x, threads.launch_threads()
 
     g = Graph("budget")
     g.add("a", a, inputs=[], lane="a")
@@ -140,16 +140,16 @@ def test_cpu_nodes_share_the_cores(monkeypatch):
     assert g.run(workers=2).values == {"a": 2, "b": (2, 4)}
     g1 = Graph("alone")
     for name in ("a", "b"):
-        g1.add(name, elementwise.launch_threads, inputs=[], lane=name)
+        g1.add(name, threads.launch_threads, inputs=[], lane=name)
     assert g1.run(workers=1).values == {"a": 4, "b": 4}
-    assert elementwise.launch_threads() == 4
+    assert threads.launch_threads() == 4
 
 
 def test_remote_node_takes_no_worker_slot_but_a_core_share():
     """A remote node (its work done by another process) waits on a thread of its own: with
     one worker, a local node runs while it waits (here it waits for that local node), and
     that node's launches get the cores' share of two running nodes, as does the remote one."""
-    from zktensor.kernels.elementwise import launch_threads
+    from zktensor.runtime.threads import launch_threads
     r_started, l_done = threading.Event(), threading.Event()
 
     def remote():

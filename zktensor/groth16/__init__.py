@@ -2,7 +2,7 @@
 
 One protocol step per module (names from the Groth16 paper and snarkjs):
 ``formats`` (files), ``r1cs_to_qap`` (A·w, B·w, C·w, snarkjs's coset, the witness
-check), ``graph`` (nodes, scheduler, profiles), ``prover`` (the prover graph),
+check), ``prover`` (the prover graph, on `zktensor.runtime.graph`),
 ``fixed_base`` (k·P tables), ``setup`` (a development setup), ``verifier``.
 
     import zktensor as zt
@@ -20,12 +20,11 @@ _LAZY = {
     "prove": ("prover", "prove"),
     "WitnessError": ("r1cs_to_qap", "WitnessError"),
     "verify": ("verifier", "verify"),
-    "Graph": ("graph", "Graph"),
     "verification_key": ("vk", "verification_key"),
 }
 
 
-_MODULES = {"formats", "r1cs_to_qap", "graph", "prover", "fixed_base", "setup", "demo", "verifier", "vk",
+_MODULES = {"formats", "r1cs_to_qap", "prover", "fixed_base", "setup", "demo", "verifier", "vk",
             "pairing"}
 
 

@@ -138,12 +138,12 @@ def _stop(conn, pid: int) -> None:
 
 def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
     """The child's loop: one request at a time until the parent says stop or goes away."""
-    from ..kernels import elementwise
+    from ..runtime import threads
     # Ctrl-C in a terminal reaches the whole process group: the parent stops the proof
     # (after this request, which its graph waits for); the helper stays for the next one
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(1)
-    elementwise._pool.cache_clear()        # the parent's pools: their threads are not here
+    threads.pool.cache_clear()        # the parent's pools: their threads are not here
     while True:
         try:
             msg = conn.recv()
@@ -151,9 +151,9 @@ def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
             return
         if msg is None:
             return
-        units, override, threads = msg
+        units, override, n_threads = msg
         try:
-            with zt_config(**override), elementwise.launch_budget(threads):
+            with zt_config(**override), threads.launch_budget(n_threads):
                 out = work(units, scalars)
             reply = ("ok", {u: np.ascontiguousarray(p.data.cpu().numpy()) for u, p in out.items()})
         except BaseException:  # noqa: BLE001 - reported to the parent, which raises

@@ -75,7 +75,7 @@ from .formats.json_io import Proof, write_proof, write_public
 from .formats.wtns import Wtns
 from .formats.zkey import ZKey
 from .fixed_base import FixedBase
-from .graph import Graph, RunResult
+from ..runtime.graph import Graph, RunResult
 from .r1cs_to_qap import R1CSCheck, WitnessError, coset_shift, join_abc, words_to_limbs, zkey_matrices
 
 PATH = (str, bytes, os.PathLike)
@@ -332,7 +332,7 @@ class Prover:
         """The helper process for this proof (forked at the first proof that uses it), or None:
         off on a GPU, with helper=False, with one worker (sequential proofs) or one core, and
         once lost."""
-        from ..kernels.elementwise import num_threads
+        from ..runtime.threads import num_threads
         if self.helper is False or self.device.type != "cpu" or self._helper_lost:
             return None
         if self.helper is None and ((workers or self.workers or 2) < 2 or num_threads() < 2):
@@ -346,7 +346,7 @@ class Prover:
         return self._helper
 
     def _helper_run(self, units, s: FieldTensor) -> dict:
-        from ..kernels.elementwise import launch_threads
+        from ..runtime.threads import launch_threads
         from .helper import HelperError
         h = self._helper
         try:   # the child's launches: this remote node's share of the cores (`Graph.run`)

@@ -13,11 +13,8 @@ with rows split across threads.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import contextvars
 import ctypes
-import functools
 import importlib.util
 import json
 import math
@@ -29,74 +26,14 @@ from pathlib import Path
 import torch
 
 from . import cache
-from ..config import env
 from .cpu_isa import cpu_options
 from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce
+from ..runtime import threads as _threads
+from ..runtime.threads import launch_threads
 
 TRITON_BLOCK = 128
 _import_lock = threading.RLock()
-
-
-def num_threads() -> int:
-    """Threads a CPU launch may use: ZKTENSOR_NUM_THREADS, else the CPUs this process may
-    run on."""
-    n = env("ZKTENSOR_NUM_THREADS")
-    if n:
-        return max(1, int(n))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover
-        return os.cpu_count() or 1
-
-
-_launch_budget: contextvars.ContextVar = contextvars.ContextVar("zktensor_launch_threads", default=None)
-
-
-def launch_threads() -> int:
-    """Threads one CPU launch may use: the budget of the running context (`launch_budget`),
-    else num_threads()."""
-    b = _launch_budget.get()
-    if callable(b):
-        return max(1, int(b()))
-    return b or num_threads()
-
-
-@contextlib.contextmanager
-def launch_budget(threads):
-    """CPU launches made in this context use at most `threads` threads: an int, or a
-    function read at every launch (the Groth16 graph's share of the cores among the nodes
-    running at that moment). Tasks that run side by side each take a share of the cores,
-    so that their launches do not ask for more threads than there are cores."""
-    token = _launch_budget.set(threads if callable(threads) else max(1, int(threads)))
-    try:
-        yield
-    finally:
-        _launch_budget.reset(token)
-
-
-@functools.lru_cache(maxsize=None)
-def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
-    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor")
-
-
-HOST_SPLIT = 1 << 16      # elements of host work from which it is shared by threads
-
-
-def host_parallel(n: int, fn, work: int, min_work: int | None = None) -> None:
-    """fn(lo, hi) over contiguous shares of range(n), on `launch_threads()` threads (the caller
-    takes the first share), for host work on numpy arrays, which drops the GIL in its
-    loops. `work`: its size in elements; below `min_work` (default HOST_SPLIT) one call
-    does it all (a thread hand-off costs tens of microseconds)."""
-    threads = min(launch_threads(), n)
-    if threads <= 1 or work < (HOST_SPLIT if min_work is None else min_work):
-        fn(0, n)
-        return
-    step = -(-n // threads)
-    futs = [_pool(threads).submit(fn, lo, min(lo + step, n)) for lo in range(step, n, step)]
-    fn(0, step)
-    for f in futs:
-        f.result()
 
 
 @contextlib.contextmanager
@@ -317,7 +254,7 @@ class CompiledProgram:
             if cost is None or per < cost:
                 self._cost[id(timer)] = per
             return
-        futs = [_pool(threads).submit(work, t) for t in tasks[1:]]
+        futs = [_threads.pool(threads).submit(work, t) for t in tasks[1:]]
         work(tasks[0])
         for f in futs:
             f.result()
@@ -398,7 +335,7 @@ class CompiledProgram:
             step = -(-n_inner // (threads * SPLIT_ALIGN)) * SPLIT_ALIGN
             parts = [(_flat([(p + 4 * lo * is_, ls, os_, is_) for p, ls, os_, is_ in ptrs]), 0, n_outer,
                       min(step, n_inner - lo)) for lo in range(0, n_inner, step)]     # 4: int32 words
-        futs = [_pool(threads).submit(fn, *args, lo, hi, ni) for args, lo, hi, ni in parts[1:]]
+        futs = [_threads.pool(threads).submit(fn, *args, lo, hi, ni) for args, lo, hi, ni in parts[1:]]
         args, lo, hi, ni = parts[0]
         fn(*args, lo, hi, ni)                         # the calling thread takes the first share
         for f in futs:
@@ -455,11 +392,38 @@ def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> C
     if compiled is None:
         entry = cache.lookup(key)
         if entry is None:
-            from ..passes import compile_program  # imports MLIR: only on a miss
-            entry = cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options))
+            entry = _compile(prog, key, strategy, target, options)
         compiled = _programs[key] = CompiledProgram(entry, target, prog.field.limbs32)
     _by_object[fast] = (prog, compiled)       # the program is kept: its id stays its own
     return compiled
 
 
 _by_object: dict[tuple, tuple] = {}
+
+
+class CompilerUnavailable(ImportError):
+    """A program has no kernel in the cache (nor in the pre-built Triton source) and this
+    process cannot compile one: the MLIR bindings are missing, or ZKTENSOR_NO_COMPILER is set.
+    Conversions fall back to torch arithmetic on it (`ops.elementwise.to_mont`)."""
+
+
+def compiler_disabled() -> bool:
+    """ZKTENSOR_NO_COMPILER=1: behave as a machine without the MLIR bindings (never compile;
+    only cached and pre-built kernels run)."""
+    return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _compile(prog, key: str, strategy: str, target: str, options: dict):
+    what = f"{prog.field.name} {strategy} {target} kernel"
+    hint = ("" if target.startswith("cpu") else
+            "; pre-build the Triton source on a machine with them (python -m zktensor.prebuild) "
+            "and bring its folder along")
+    if compiler_disabled():
+        raise CompilerUnavailable(f"no cached {what} and compiling is switched off (ZKTENSOR_NO_COMPILER){hint}")
+    try:
+        from ..passes import compile_program  # imports MLIR: only on a miss
+        return cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options))
+    except CompilerUnavailable:
+        raise
+    except ImportError as e:
+        raise CompilerUnavailable(f"no cached {what} and no compiler: {e}{hint}") from e

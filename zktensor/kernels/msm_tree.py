@@ -47,7 +47,7 @@ import torch
 
 from ..ir import ec as E
 from . import cpu_gather, msm_ec
-from .elementwise import host_parallel
+from ..runtime.threads import host_parallel
 from .msm_inverse import batch_inverse
 
 

@@ -43,7 +43,7 @@ import torch
 from . import cache
 from .cpu_code import Code, compile_module
 from .cpu_isa import cpu_options
-from .elementwise import launch_threads
+from ..runtime.threads import launch_threads
 from .host_memory import keep_freed_memory
 
 LANES = 8

@@ -65,7 +65,7 @@ import numpy as np
 import torch
 
 from ..config import config as zt_config, msm_config, user as user_config
-from ..kernels.elementwise import host_parallel, launch_threads
+from ..runtime.threads import host_parallel, launch_threads
 from ..points import GroupSpace, PointTensor, add_complete, double_n, scalar_mul
 from ..tensor import FieldTensor
 

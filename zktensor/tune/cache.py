@@ -133,7 +133,7 @@ def _device_name(device) -> str:
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         return f"cuda:{_cuda_name(idx)}"
-    from ..kernels.elementwise import num_threads
+    from ..runtime.threads import num_threads
     return f"cpu:{_cpu_model()} x{num_threads()}"
 
 

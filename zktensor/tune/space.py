@@ -130,7 +130,7 @@ def ntt_space(device: torch.device, log_n: int, limbs: int, thorough: bool = Fal
             Axis("strategy", ["int32", "fp64"]),
         ])
     hw = hw_cpu()
-    from ..kernels.elementwise import num_threads
+    from ..runtime.threads import num_threads
     if log_n >= 6 and hw["lanes"] == 8:
         d = base.get("cpu_rows_log")
         rows = [r for r in range(d - 2, d + 3) if 3 <= r <= log_n - 3] if d is not None else []

@@ -180,7 +180,7 @@ def encode_binfile(magic: bytes, version: int, sections) -> list:
 def write_binfile(path, magic: bytes, version: int, sections) -> None:
     """Write a container atomically. ``sections``: (id, payload) pairs in file order; a
     payload is bytes-like or a list of bytes-like chunks."""
-    from .atomic import atomic_write
+    from ...runtime.atomic import atomic_write
 
     with atomic_write(path, "wb") as f:
         for chunk in encode_binfile(magic, version, sections):

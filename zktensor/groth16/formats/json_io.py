@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from .atomic import atomic_write
+from ...runtime.atomic import atomic_write
 from .curves import SNARKJS_NAME, curve_from_name
 from .errors import FormatError
 

@@ -25,7 +25,7 @@ inputs are ready, on a pool of worker threads:
 * On the CPU the lanes are only labels (the trace's rows); the workers are threads.
   The compiled CPU kernels, numpy and torch release the GIL while they compute. Each
   running node's kernel launches use its share of the cores (cores // running nodes,
-  read at every launch: `kernels.elementwise.launch_budget`) so that side-by-side nodes
+  read at every launch: `runtime.threads.launch_budget`) so that side-by-side nodes
   do not oversubscribe, and a node left running alone gets every core.
 * A ``remote`` node's work runs in another process (the prover's MSM helper,
   `groth16.helper`): its thread only sends the request and waits, so it takes none of
@@ -57,8 +57,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..kernels.elementwise import launch_budget, launch_threads
-from .formats.atomic import atomic_write
+from .threads import launch_budget, launch_threads
+from .atomic import atomic_write
 
 
 @dataclass

@@ -1,0 +1,78 @@
+"""How many threads host work may use, and the pools that run it.
+
+A CPU launch (a compiled kernel, a numpy loop that drops the GIL) splits its work over
+`launch_threads()` threads. Work that runs side by side (the nodes of a `runtime.graph`)
+sets a smaller budget with `launch_budget`, so that the launches together ask for no more
+threads than there are cores.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import contextvars
+import functools
+import os
+
+from ..config import env
+
+
+def num_threads() -> int:
+    """Threads a CPU launch may use: ZKTENSOR_NUM_THREADS, else the CPUs this process may
+    run on."""
+    n = env("ZKTENSOR_NUM_THREADS")
+    if n:
+        return max(1, int(n))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count() or 1
+
+
+_launch_budget: contextvars.ContextVar = contextvars.ContextVar("zktensor_launch_threads", default=None)
+
+
+def launch_threads() -> int:
+    """Threads one CPU launch may use: the budget of the running context (`launch_budget`),
+    else num_threads()."""
+    b = _launch_budget.get()
+    if callable(b):
+        return max(1, int(b()))
+    return b or num_threads()
+
+
+@contextlib.contextmanager
+def launch_budget(threads):
+    """CPU launches made in this context use at most `threads` threads: an int, or a
+    function read at every launch (a graph's share of the cores among the nodes running at
+    that moment). Tasks that run side by side each take a share of the cores, so that
+    their launches do not ask for more threads than there are cores."""
+    token = _launch_budget.set(threads if callable(threads) else max(1, int(threads)))
+    try:
+        yield
+    finally:
+        _launch_budget.reset(token)
+
+
+@functools.lru_cache(maxsize=None)
+def pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool of `n` threads for launches split `n` ways (made once per size)."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor")
+
+
+HOST_SPLIT = 1 << 16      # elements of host work from which it is shared by threads
+
+
+def host_parallel(n: int, fn, work: int, min_work: int | None = None) -> None:
+    """fn(lo, hi) over contiguous shares of range(n), on `launch_threads()` threads (the caller
+    takes the first share), for host work on numpy arrays, which drops the GIL in its
+    loops. `work`: its size in elements; below `min_work` (default HOST_SPLIT) one call
+    does it all (a thread hand-off costs tens of microseconds)."""
+    threads = min(launch_threads(), n)
+    if threads <= 1 or work < (HOST_SPLIT if min_work is None else min_work):
+        fn(0, n)
+        return
+    step = -(-n // threads)
+    futs = [pool(threads).submit(fn, lo, min(lo + step, n)) for lo in range(step, n, step)]
+    fn(0, step)
+    for f in futs:
+        f.result()
