@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import resource
+import secrets
 import subprocess
 import sys
 import time
@@ -495,6 +496,9 @@ def write_results(
     (``torch.cuda.is_available()``), the files go to ``<results_dir>/gpu/``.
     Rows with a GPU ``target`` (cuda, gpu, ...) are refused when the machine
     has no GPU: a GPU figure is only reported when it was measured on one.
+    Every row gets a ``run`` id (this call's, unless the row brings its own or
+    a ``measured`` date from the file it was copied from): the report compares
+    rows of one run only.
     """
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"bad results name {name!r}")
@@ -512,9 +516,16 @@ def write_results(
     base = Path(results_dir) if results_dir is not None else default_results_dir()
     out_dir = base / "gpu" if has_gpu else base
     out_dir.mkdir(parents=True, exist_ok=True)
+    created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    # A row copied from another results file keeps that file's run: the report
+    # compares rows of one run only.
+    run = f"{created} {machine_key(machine)} {secrets.token_hex(4)}"
+    for r in rows:
+        if not r.get("run"):
+            r["run"] = r.get("measured") or run
     doc = {
         "name": name,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created": created,
         "machine": machine,
         "notes": notes,
         "rows": rows,

@@ -6,7 +6,8 @@ group (:func:`bench.common.op_group`: ``fr_mul``, ``g1_msm``, ``fr_fft``, ...)
 and curve/field, and writes
 
 * ``REPORT.md``: one Markdown table per (op group, curve): every system,
-  strategy and target, with the speed ratio to gnark-crypto and to arkworks;
+  strategy and target, with the speed ratio to gnark-crypto, arkworks (and
+  snarkjs for proofs) where the rule below allows one;
 * ``plots/<group>_<curve>.png``: median time against size on log-log axes,
   one line per system/op/strategy/target/threads (throughput bars for the
   field-multiplication groups, whose "size" is only a repetition count), and
@@ -17,14 +18,17 @@ and curve/field, and writes
 
 Ratios are "times faster than the peer": peer median / row median for the
 same size (rate / peer rate for multiplication groups), so > 1 means the row
-is faster.  The peer row used: for multiplication the peer's fastest
-throughput form (a ``*_chain`` row: the peer's chain); otherwise the op with
-the same name if the peer has one, else the group's reference op (see
-``REFERENCE_OPS``); zktensor field names (``mul_array`` on ``bn254.fr``) are
-read as the peers' (``fr_mul_array`` on ``bn254``); measured on the
-same machine and with the same thread count when available (GPU rows compare
-with the peer's largest thread count).  Marks: ``*`` other thread count,
-``†`` peer measured on another machine.
+is faster.  A ratio is printed only against a peer row of the **same run**
+(same results file, same machine, same ``run`` id: see
+:func:`bench.common.write_results`), with the same thread count (GPU rows: the
+run's largest), when **both** rows are undisturbed (:func:`disturbance`).
+Every other row is context: its figures are listed, without a ratio, and the
+cell says why (``other run``, ``disturbed``, ``unchecked``, ...).  The peer
+row used: for multiplication the peer's fastest throughput form (a ``*_chain``
+row: the peer's chain); otherwise the op with the same name if the peer has
+one, else the group's reference op (see ``REFERENCE_OPS``); zktensor field
+names (``mul_array`` on ``bn254.fr``) are read as the peers'
+(``fr_mul_array`` on ``bn254``).
 
 Usage::
 
@@ -70,6 +74,10 @@ REFERENCE_OPS = {
     "fr_fft": ("fr_fft_dif_bitrev", "fr_fft_in_place"),
     "g1_msm": ("g1_msm",),
 }
+
+#: Op-name words that mark a workload no peer program measures (sparse scalars: an
+#: easier input than the peers' random ones), so no ratio is honest.
+OTHER_WORKLOAD = ("sparse",)
 
 GROUP_TITLES = {
     "fr_mul": "scalar-field (Fr) multiplication",
@@ -126,9 +134,13 @@ def _flatten(docs: Sequence[dict], base: Path) -> tuple[list[dict], "OrderedDict
             row["_tag"] = machines[key]["tag"]
             row["_file"] = rel
             row["_created"] = doc.get("created", "")
+            row["_run"] = (key, rel, str(r.get("run") or r.get("measured") or doc.get("created", "")))
             if row.get("unit_value") in (None, "") and med > 0:
                 row["unit_value"] = size / med
             rows.append(row)
+    runs: dict[tuple, str] = {}
+    for row in rows:
+        row["_run_tag"] = runs.setdefault(row["_run"], f"R{len(runs) + 1}")
     return rows, machines
 
 
@@ -161,16 +173,53 @@ def canonical_op_curve(op: str, field_or_curve: str) -> tuple[str, str]:
     return op, CURVE_ALIASES.get(curve, curve)
 
 
+_CLEAN_RE = re.compile(r"clean (\d+)/(\d+) runs")
+_CLEAN_KEY_RE = re.compile(r"^(\d+)/(\d+)$")
+
+
+def clean_runs(row: dict) -> tuple[int, int] | None:
+    """(k, n): k of the n timed runs were undisturbed by other processes, from the
+    ``clean k/n runs`` note in ``extra`` (or an ``extra`` dict's ``"clean": "k/n"``);
+    None when the row does not say."""
+    extra = row.get("extra")
+    if isinstance(extra, dict):
+        m = _CLEAN_KEY_RE.match(str(extra.get("clean", "")))
+        if m:
+            return int(m[1]), int(m[2])
+    m = _CLEAN_RE.search(str(extra or ""))
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def disturbance(row: dict) -> str:
+    """``undisturbed``: at least one timed run, and at least half of those tried, were
+    undisturbed (the machine was mostly quiet while the row was measured);
+    ``disturbed``: otherwise; ``unchecked``: the row records no per-run check."""
+    kn = clean_runs(row)
+    if kn is None:
+        return "unchecked"
+    k, n = kn
+    return "undisturbed" if k >= 1 and 2 * k >= n else "disturbed"
+
+
 def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | None, str]:
-    """The peer row to compare ``row`` with, and marks ('*', '†')."""
+    """The peer row to compare ``row`` with, or None and why not.
+
+    Only a row of the same run (machine, file, run id) with the same thread count
+    (GPU rows: the run's largest peer thread count) qualifies, and only when both
+    rows are undisturbed.  Reasons: ``no peer`` (no row of that peer, op group,
+    curve and size anywhere), ``other run``, ``other threads``, ``peer disturbed``,
+    ``peer unchecked``, ``disturbed`` / ``unchecked`` (the row itself), ``other workload``
+    (``OTHER_WORKLOAD``)."""
     group, rate = row["_group"], row["_group"] in RATE_GROUPS
+    if any(w in row["_op"].split("_") for w in OTHER_WORKLOAD):
+        return None, "other workload"
     cands = [
         r for r in rows
         if r["system"] == peer and r["_group"] == group and r["_curve"] == row["_curve"]
         and (rate or r["size"] == row["size"])
     ]
     if not cands:
-        return None, ""
+        return None, "no peer"
     if rate:
         # throughput: a dependent chain is compared with chains, anything else
         # with the peer's fastest throughput form (e.g. gnark's Vector.Mul)
@@ -183,27 +232,24 @@ def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | N
             [r for r in cands if r["_op"] in REFERENCE_OPS.get(group, ())]
     if pick:
         cands = pick
-    marks = ""
-    same_machine = [r for r in cands if r["_machine"] == row["_machine"]]
-    if same_machine:
-        cands = same_machine
-    else:
-        marks += "†"
+    cands = [r for r in cands if r["_run"] == row["_run"]]
+    if not cands:
+        return None, "other run"
     if is_gpu_target(row["target"]):
         top = max(r["threads"] for r in cands)
         cands = [r for r in cands if r["threads"] == top]
     else:
-        same_thr = [r for r in cands if r["threads"] == row["threads"]]
-        if same_thr:
-            cands = same_thr
-        else:
-            top = max(r["threads"] for r in cands)
-            cands = [r for r in cands if r["threads"] == top]
-            marks += "*"
-    newest = max(r["_created"] for r in cands)
-    cands = [r for r in cands if r["_created"] == newest]
-    best = max(cands, key=_rate) if rate else min(cands, key=lambda r: r["median_s"])
-    return best, marks
+        cands = [r for r in cands if r["threads"] == row["threads"]]
+        if not cands:
+            return None, "other threads"
+    own = disturbance(row)
+    if own != "undisturbed":
+        return None, own
+    quiet = [r for r in cands if disturbance(r) == "undisturbed"]
+    if not quiet:
+        return None, "peer " + ("unchecked" if all(disturbance(r) == "unchecked" for r in cands) else "disturbed")
+    best = max(quiet, key=_rate) if rate else min(quiet, key=lambda r: r["median_s"])
+    return best, ""
 
 
 def speed_ratio(row: dict, ref: dict) -> float:
@@ -246,16 +292,12 @@ def _md_escape(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-_CLEAN_RE = re.compile(r"clean (\d+)/(\d+) runs")
-
-
 def _runs_cell(r: dict) -> str:
-    """'k/n' from the 'clean k/n runs' note; '0/n ⚠' when no run was clean
-    (the figures then come from disturbed runs)."""
-    m = _CLEAN_RE.search(str(r.get("extra") or ""))
-    if m:
-        return f"{m[1]}/{m[2]}" + (" ⚠" if m[1] == "0" else "")
-    return str(r["runs"]) if r.get("runs") not in (None, "") else "—"
+    """'k/n' clean runs, with ``⚠`` when the row is disturbed; '—' when it records none."""
+    kn = clean_runs(r)
+    if kn is None:
+        return "—"
+    return f"{kn[0]}/{kn[1]}" + ("" if disturbance(r) == "undisturbed" else " ⚠")
 
 
 def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine: bool) -> list[str]:
@@ -270,7 +312,7 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
     # the peers this group has (snarkjs for Groth16), else the two CPU libraries (n/a cells)
     peers = [p for p in PEER_SYSTEMS if any(r["system"] == p and r["_group"] == group for r in all_rows)] \
         or list(PEER_SYSTEMS[:2])
-    head += ["clean runs"] + [f"× vs {p}" for p in peers]
+    head += ["clean runs", "run"] + [f"× vs {p}" for p in peers]
     if show_machine:
         head.append("machine")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -282,17 +324,17 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
         ]
         if rate:
             cells.append(fmt_time(r["median_s"] / r["size"]))
-        cells += [fmt_rate(_rate(r)), _runs_cell(r)]
+        cells += [fmt_rate(_rate(r)), _runs_cell(r), r["_run_tag"]]
         for peer in peers:
             if r["system"] == peer:
                 cells.append("—")
                 continue
-            ref, marks = find_reference(r, all_rows, peer)
+            ref, why = find_reference(r, all_rows, peer)
             if ref is None:
-                cells.append("n/a")
+                cells.append(f"— ({why})")
             else:
-                cells.append(f"{speed_ratio(r, ref):.2f}{marks} ({ref['op']})" if ref["op"] != r["op"]
-                             else f"{speed_ratio(r, ref):.2f}{marks}")
+                cells.append(f"{speed_ratio(r, ref):.2f} ({ref['op']})" if ref["op"] != r["op"]
+                             else f"{speed_ratio(r, ref):.2f}")
         if show_machine:
             cells.append(r["_tag"])
         lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
@@ -325,7 +367,7 @@ def speedup_series(rows: Sequence[dict], all_rows: Sequence[dict], *,
         if r["system"] in PEER_SYSTEMS:
             continue
         for peer in PEER_SYSTEMS:
-            ref, _marks = find_reference(r, all_rows, peer)
+            ref, _why = find_reference(r, all_rows, peer)
             if ref is not None:
                 out.setdefault((_series_label(r, show_machine), peer), []).append((r["size"], speed_ratio(r, ref)))
     return out
@@ -461,7 +503,9 @@ def generate_report(
     out = Path(out_path) if out_path is not None else base / "REPORT.md"
     pdir = Path(plots_dir) if plots_dir is not None else base / "plots"
     # this machine's files first, then gpu/ (machine tags follow this order)
-    docs = sorted(load_all_results(base), key=lambda d: (Path(d["path"]).parent != base, d["path"]))
+    # files without rows (e.g. ntt_aot.json, a compile report) are not benchmark runs
+    docs = sorted((d for d in load_all_results(base) if d["rows"]),
+                  key=lambda d: (Path(d["path"]).parent != base, d["path"]))
     rows, machines = _flatten(docs, base)
     show_machine = len(machines) > 1
     _color_state.clear()
@@ -475,10 +519,15 @@ def generate_report(
         "Times are the median (upper median) and minimum of the clean timed runs after one warm-up "
         "(a run is discarded when other processes used more than 3% of the cores during it). "
         "`× vs peer` = how many times faster the row is than the peer (peer median / row median at the "
-        "same size; throughput ratio for multiplication); > 1 means faster. "
-        "Marks: `*` peer measured with another thread count, `†` peer measured on another machine; "
-        "an op name in brackets is the peer op compared with when it differs from the row's. "
-        "`clean runs` k/n: k undisturbed runs of n tried; `⚠` none was undisturbed (figures from disturbed runs). "
+        "same size; throughput ratio for multiplication); > 1 means faster; an op name in brackets is the "
+        "peer op compared with when it differs from the row's. "
+        "A ratio is given only against a peer row of the same run (`run`: one results file, one machine, "
+        "one invocation) with the same thread count, and only when both rows are undisturbed: at least one "
+        "and at least half of their timed runs clean. Every other figure is context, and its cell says why "
+        "there is no ratio: `no peer` (no peer row at that size), `other run`, `other threads`, "
+        "`other workload` (e.g. sparse scalars, which no peer program measures), "
+        "`disturbed` / `peer disturbed`, `unchecked` / `peer unchecked` (the row records no per-run check). "
+        "`clean runs` k/n: k undisturbed runs of n tried; `⚠` fewer than half (the row is disturbed). "
         "The disturbance test allows at least 20 ms of other processes' CPU per run (/proc/stat counts 10 ms "
         "ticks), so it cannot see disturbance of runs shorter than about 0.33 s on 2 cores.",
         "",
@@ -495,6 +544,7 @@ def generate_report(
             f"{', '.join(info['files'])} | {str(m.get('date', ''))[:10]} | {commit or '—'} |"
         )
     L.append("")
+    L += runs_section(rows, machines)
     noted = [(Path(d["path"]), d.get("notes")) for d in docs if d.get("notes")]
     if noted:
         L += ["Notes:", ""]
@@ -528,6 +578,25 @@ def generate_report(
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(L))
     return out
+
+
+def runs_section(rows: Sequence[dict], machines: "OrderedDict[str, dict]") -> list[str]:
+    """A table of the runs (``run`` column of the group tables): file, machine, when, and
+    how many rows were undisturbed."""
+    runs: "OrderedDict[str, list[dict]]" = OrderedDict()
+    for r in rows:
+        runs.setdefault(r["_run_tag"], []).append(r)
+    if not runs:
+        return []
+    L = ["## Runs", "", "| run | file | machine | run id | rows | undisturbed | disturbed | unchecked |",
+         "|---|---|---|---|---|---|---|---|"]
+    for tag, rs in runs.items():
+        key, rel, run_id = rs[0]["_run"]
+        count = {s: sum(disturbance(r) == s for r in rs) for s in ("undisturbed", "disturbed", "unchecked")}
+        L.append(f"| {tag} | {_md_escape(rel)} | {machines[key]['tag']} | {_md_escape(run_id)} | {len(rs)} | "
+                 f"{count['undisturbed']} | {count['disturbed']} | {count['unchecked']} |")
+    L.append("")
+    return L
 
 
 def tuning_section(base: Path) -> list[str]:
