@@ -54,9 +54,25 @@ def entry_key(program_text: str, strategy: str, target: str) -> str:
     return h.hexdigest()[:32]
 
 
+PREBUILT_DIR = ".zktensor-prebuilt"
+
+
+def prebuilt_root() -> Path:
+    """Read-only entries made ahead of time (`python -m zktensor.prebuild`: the generated Triton
+    source): $ZKTENSOR_PREBUILT_DIR, else the folder PREBUILT_DIR beside the package (the
+    repository's root in a checkout), which travels with a working tree to a machine that
+    cannot compile."""
+    root = os.environ.get("ZKTENSOR_PREBUILT_DIR")
+    return Path(root) if root else _PKG.parent / PREBUILT_DIR
+
+
 def lookup(key: str) -> Path | None:
-    d = cache_root() / "kernels" / key
-    return d if (d / "meta.json").exists() else None
+    """The entry of `key` in the cache, else among the pre-built entries, else None."""
+    for root in (cache_root(), prebuilt_root()):
+        d = root / "kernels" / key
+        if (d / "meta.json").exists():
+            return d
+    return None
 
 
 def build(key: str, builder) -> Path:

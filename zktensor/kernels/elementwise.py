@@ -26,6 +26,7 @@ from pathlib import Path
 import torch
 
 from . import cache
+from ..config import env
 from .cpu_isa import cpu_options
 from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce

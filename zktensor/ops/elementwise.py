@@ -15,7 +15,8 @@ import torch
 
 from ..config import choose, tuned_scope
 from ..ir.program import trace
-from ..kernels.elementwise import get_program
+from ..kernels import mont_torch
+from ..kernels.elementwise import CompilerUnavailable, get_program
 from ..tensor import FieldSpace, FieldTensor
 
 OPS = {
@@ -60,11 +61,20 @@ def apply(name: str, *xs: FieldTensor, out: FieldTensor | None = None) -> FieldT
 
 
 def to_mont(F: FieldSpace, words: torch.Tensor) -> torch.Tensor:
-    return run_program(F, "to_mont", 1, OPS["to_mont"][1], [words])[0]
+    """Standard-form words to Montgomery form: the compiled program, else (no kernel for this
+    target in the cache and no compiler here) torch integer arithmetic on the same device."""
+    try:
+        return run_program(F, "to_mont", 1, OPS["to_mont"][1], [words])[0]
+    except CompilerUnavailable:
+        return mont_torch.to_mont(words, F.p)
 
 
 def from_mont(F: FieldSpace, data: torch.Tensor) -> torch.Tensor:
-    return run_program(F, "from_mont", 1, OPS["from_mont"][1], [data])[0]
+    """Montgomery-form words to standard form; the same fallback as `to_mont`."""
+    try:
+        return run_program(F, "from_mont", 1, OPS["from_mont"][1], [data])[0]
+    except CompilerUnavailable:
+        return mont_torch.from_mont(data, F.p)
 
 
 def power(x: FieldTensor, e: int) -> FieldTensor:
