@@ -78,9 +78,22 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-helper", action="store_true",
                    help="on the CPU, run every MSM in this process (default: the G2 and C MSMs run in a "
                         "forked helper process, beside the rest)")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument("--serve", action="store_true",
+                   help="prove through the prover service (`zktensor serve`), starting it if it is not "
+                        "running (default: through it when it runs, else in this process)")
+    s.add_argument("--no-serve", action="store_true",
+                   help="prove in this process even when a service runs (--trace, --device, --workers "
+                        "and --no-helper also prove in this process)")
 
 
 def _prove(a: argparse.Namespace) -> int:
+    # the service first: the client imports neither torch nor numpy (`zktensor.serve.client`)
+    if not a.no_serve and not (a.trace or a.device or a.workers or a.no_helper):
+        from .serve.client import prove_via_service
+        status = prove_via_service(a, start_if_needed=a.serve)
+        if status is not None:
+            return status
     from .groth16.formats import FormatError
     from .groth16.prover import PLAIN, Prover
     from .groth16.r1cs_to_qap import WitnessError
@@ -176,6 +189,22 @@ register("verify", "verify a Groth16 proof (exit 0 valid, 1 invalid)", _verify_a
 register("setup", "development Groth16 setup: zkey + verification key (INSECURE: one party)",
          _setup_args, _setup)
 register("demo", "prove and verify the bundled example circuit", _demo_args, _demo)
+
+
+# -- serve, warmup ----------------------------------------------------------------------------
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    from .serve.command import configure
+    configure(p)
+
+
+def _serve(a: argparse.Namespace) -> int:
+    from .serve.command import run
+    return run(a)
+
+
+register("serve", "a prover service keeping proving keys resident (--status, --stop)", _serve_args, _serve)
 
 
 # -- main -------------------------------------------------------------------------------------

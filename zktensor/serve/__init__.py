@@ -1,0 +1,13 @@
+"""``zktensor serve``: a prover service that keeps proving keys resident, and its thin client.
+
+    zktensor serve [--memory 8G] [--detach]     # listen on a Unix socket (owner-only)
+    zktensor prove key.zkey w.wtns proof.json public.json    # through the service when it runs
+    zktensor serve --status | --stop
+
+One concept per module: ``paths`` (where the socket, pid and token files live),
+``protocol`` (length-prefixed JSON messages), ``client`` (what ``zktensor prove``
+runs: the standard library only, so it starts without torch or numpy),
+``residency`` (keys loaded on first use, least recently used evicted within a
+memory budget), ``server`` (the socket server and its requests), ``command``
+(the ``serve`` subcommand).
+"""

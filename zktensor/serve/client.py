@@ -1,0 +1,180 @@
+"""The thin client: what ``zktensor prove`` runs before it knows whether it must prove itself.
+
+Standard library only (no torch, no numpy, nothing of the compiler), so a proof through
+the service costs a Python start-up and a round trip. ``prove_via_service`` returns the
+CLI's exit status, or None when there is no service (the caller then proves in-process).
+The proof and public files are written here, as a pair, once the whole reply is in: a
+service killed mid-request leaves no file behind, and the caller proves in-process.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from . import paths, protocol
+
+CONNECT_TIMEOUT_S = 2.0
+
+
+class Unavailable(ConnectionError):
+    """No service answers (no socket, a stale one, refused)."""
+
+
+class Lost(ConnectionError):
+    """The service went away mid-request."""
+
+
+def _address():
+    """("unix", path) or ("tcp", (host, port), token): $ZKTENSOR_SERVE_ADDR=127.0.0.1:PORT
+    (with $ZKTENSOR_SERVE_TOKEN, or the token file) picks a TCP service."""
+    addr = os.environ.get("ZKTENSOR_SERVE_ADDR")
+    if addr:
+        host, _, port = addr.rpartition(":")
+        token = os.environ.get("ZKTENSOR_SERVE_TOKEN")
+        if token is None:
+            try:
+                token = paths.token_path().read_text().strip()
+            except OSError:
+                raise Unavailable(f"ZKTENSOR_SERVE_ADDR={addr} but no token (ZKTENSOR_SERVE_TOKEN or "
+                                  f"{paths.token_path()})") from None
+        return "tcp", (host or "127.0.0.1", int(port)), token
+    return "unix", str(paths.socket_path()), None
+
+
+def connect() -> tuple[socket.socket, str | None]:
+    kind, where, token = _address()
+    if kind == "unix" and not os.path.exists(where):
+        raise Unavailable(f"no service socket at {where}")
+    s = socket.socket(socket.AF_UNIX if kind == "unix" else socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(CONNECT_TIMEOUT_S)
+    try:
+        s.connect(where)
+    except OSError as e:
+        s.close()
+        raise Unavailable(f"no service at {where} ({e.strerror or e})") from None
+    s.settimeout(None)              # a first proof may load a key for a while
+    return s, token
+
+
+def request(obj: dict) -> dict:
+    s, token = connect()
+    try:
+        if token is not None:
+            obj = dict(obj, token=token)
+        try:
+            protocol.send(s, obj)
+            return protocol.recv(s)
+        except (OSError, protocol.ProtocolError) as e:
+            raise Lost(f"the prover service went away mid-request ({e})") from None
+    finally:
+        s.close()
+
+
+def running() -> bool:
+    try:
+        return bool(request({"op": "ping"}).get("ok"))
+    except (Unavailable, Lost):
+        return False
+
+
+def start(wait_s: float = 60.0, args: list[str] | None = None) -> None:
+    """Start a detached service (``zktensor serve``) and wait until it answers."""
+    d = paths.run_dir(create=True)
+    log = open(paths.log_path(), "ab")
+    cmd = [sys.executable, "-m", "zktensor.cli", "serve", *(args or [])]
+    env = dict(os.environ)
+    pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                         env=env, cwd=str(d))
+    log.close()
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        if running():
+            return
+        if p.poll() is not None:
+            raise RuntimeError(f"the prover service exited at start (status {p.returncode}); see "
+                               f"{paths.log_path()}")
+        time.sleep(0.05)
+    raise RuntimeError(f"the prover service did not answer within {wait_s:.0f} s; see {paths.log_path()}")
+
+
+def write_pair(proof_path: str, proof_text: str, public_path: str, public_text: str) -> None:
+    """Both files or neither: each written to a temporary file beside it, synced, then both
+    renamed into place."""
+    tmps = []
+    try:
+        for path, text in ((proof_path, proof_text), (public_path, public_text)):
+            d = os.path.dirname(os.path.abspath(path))
+            tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            tmps.append(tmp)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in zip(tmps, (proof_path, public_path)):
+            os.replace(tmp, path)
+    finally:
+        for tmp in tmps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+
+def _abs(p):
+    return None if p is None else os.path.abspath(p)
+
+
+def prove_via_service(a, start_if_needed: bool = False) -> int | None:
+    """``zktensor prove`` through the service: the exit status, or None to prove in-process
+    (no service, or it went away mid-request: said on stderr)."""
+    req = {"op": "prove", "zkey": _abs(a.zkey), "witness": _abs(a.witness), "r1cs": _abs(a.r1cs),
+           "check": not a.no_check, "verify": True if a.verify else None, "profile": bool(a.profile)}
+    try:
+        reply = request(req)
+    except Unavailable:
+        if not start_if_needed:
+            return None
+        try:
+            start()
+            reply = request(req)
+        except (RuntimeError, Unavailable, Lost) as e:
+            print(f"zktensor: {e}; proving in-process", file=sys.stderr)
+            return None
+    except Lost as e:
+        print(f"zktensor: {e}; proving in-process", file=sys.stderr)
+        return None
+    if not reply.get("ok"):
+        print(f"zktensor: error: {reply.get('error', 'the service refused the request')}", file=sys.stderr)
+        return int(reply.get("status", 1))
+    try:
+        write_pair(a.proof, reply["proof"], a.public, reply["public"])
+    except OSError as e:
+        print(f"zktensor: error: cannot write {e.filename or a.proof}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    if a.profile:
+        print(f"load key {1e3 * reply['load_s']:.1f} ms (service: "
+              f"{'resident' if reply.get('resident') else 'loaded now'}), prove {1e3 * reply['prove_s']:.1f} ms")
+        if reply.get("table"):
+            print(reply["table"])
+    return 0
+
+
+def status_text(reply: dict) -> str:
+    lines = [f"zktensor serve: pid {reply['pid']}, up {reply['uptime_s']:.0f} s, {reply['requests']} requests, "
+             f"resident {_mib(reply['resident_bytes'])} of {_mib(reply['budget_bytes'])} budget, "
+             f"process RSS {_mib(reply.get('rss_bytes') or 0)}",
+             f"  socket {reply['socket']}" + (f", tcp 127.0.0.1:{reply['tcp_port']}" if reply.get("tcp_port") else "")]
+    for k in reply["keys"]:
+        lines.append(f"  {k['path']}  {_mib(k['bytes'])}  sha256 {k['digest'][:12]}  {k['proofs']} proofs, "
+                     f"loaded in {k['load_s']:.2f} s ({k['tables']}), idle {k['idle_s']:.0f} s")
+    if not reply["keys"]:
+        lines.append("  no resident keys")
+    return "\n".join(lines)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"

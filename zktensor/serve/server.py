@@ -1,0 +1,263 @@
+"""The prover service: a threaded socket server over a `Residency` of keys.
+
+One thread per connection; a connection is one request and one reply. Everything a
+request can do wrong (a missing or corrupt file, a witness that does not satisfy the
+circuit, a key that does not fit the witness) becomes that connection's error reply;
+the service and the other clients go on. The Unix socket is made 0600 inside a 0700
+directory, and a peer of another uid (SO_PEERCRED) is refused as well. TCP, only with
+``--tcp PORT``, listens on 127.0.0.1 and wants the token of ``serve.token`` (0600) in
+every request.
+
+torch and the compiler are imported by a thread started with the service, so the
+socket answers (status, stop) at once and the first proof finds them loaded.
+"""
+from __future__ import annotations
+
+import hmac
+import importlib
+import json
+import os
+import secrets
+import signal
+import socket
+import socketserver
+import struct
+import sys
+import threading
+import time
+import traceback
+
+from . import paths, protocol
+from .residency import Residency
+
+
+def default_budget() -> int:
+    """Half of physical memory."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+
+
+def _rss_bytes() -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+class Service:
+    def __init__(self, budget_bytes: int | None = None, device: str | None = None, plain: bool = False,
+                 tcp_port: int | None = None):
+        self.device, self.plain = device, plain
+        self.residency = Residency(budget_bytes or default_budget(), self._load)
+        self.started = time.monotonic()
+        self.requests = 0
+        self.tcp_port = tcp_port
+        self.token = secrets.token_hex(32) if tcp_port is not None else None
+        self.stopping = threading.Event()
+        self._servers: list[socketserver.BaseServer] = []
+
+    # -- requests ----------------------------------------------------------------------
+    def handle(self, req: dict) -> dict:
+        self.requests += 1
+        op = req.get("op")
+        try:
+            if op == "ping":
+                return {"ok": True, "pid": os.getpid()}
+            if op == "status":
+                return self.status()
+            if op == "stop":
+                threading.Thread(target=self.stop, daemon=True).start()
+                return {"ok": True, "pid": os.getpid()}
+            if op == "prove":
+                return self.prove(req)
+            return {"ok": False, "error": f"unknown request {op!r}", "status": 2}
+        except Exception as e:  # noqa: BLE001 - one request's failure is its client's error
+            return {"ok": False, "error": _one_line(e), "status": _exit_status(e)}
+
+    def prove(self, req: dict) -> dict:
+        from ..groth16.formats.json_io import dumps, proof_to_json, public_to_json
+        for k in ("zkey", "witness"):
+            if not isinstance(req.get(k), str):
+                return {"ok": False, "error": f"the request has no {k} path", "status": 2}
+        t0 = time.perf_counter()
+        r, resident = self.residency.acquire(req["zkey"])
+        try:
+            t1 = time.perf_counter()
+            with r.lock:
+                p = r.prover
+                p.r1cs_check = r.r1cs_check(req.get("r1cs"), self.residency.digests)
+                t2 = time.perf_counter()
+                proof, public = p.prove(req["witness"], check=bool(req.get("check", True)),
+                                        verify=req.get("verify"), profile=bool(req.get("profile")))
+                table = p.last_run.table() if req.get("profile") else None
+                r.proofs += 1
+            t3 = time.perf_counter()
+        finally:
+            self.residency.release(r)
+        return {"ok": True, "proof": dumps(proof_to_json(proof)), "public": dumps(public_to_json(public)),
+                "resident": resident, "load_s": t1 - t0 + (t2 - t1 if not resident else 0.0),
+                "prove_s": t3 - t2, "table": table}
+
+    def _load(self, path: str):
+        from ..groth16.prover import PLAIN, Prover
+        prover = Prover(path, device=self.device, checkpoint=PLAIN if self.plain else None)
+        return prover, getattr(prover, "tables_from", "built")
+
+    def status(self) -> dict:
+        now = time.monotonic()
+        keys = [{"path": r.path, "digest": r.digest, "bytes": r.bytes, "proofs": r.proofs, "load_s": r.load_s,
+                 "tables": r.tables, "idle_s": now - r.last_used, "busy": r.busy}
+                for r in self.residency.keys()]
+        return {"ok": True, "pid": os.getpid(), "uptime_s": now - self.started, "requests": self.requests,
+                "budget_bytes": self.residency.budget, "resident_bytes": sum(k["bytes"] for k in keys),
+                "evicted": self.residency.evicted, "rss_bytes": _rss_bytes(), "keys": keys,
+                "socket": str(paths.socket_path()), "tcp_port": self.tcp_port}
+
+    def stop(self) -> None:
+        self.stopping.set()
+        for s in self._servers:
+            s.shutdown()
+
+    # -- sockets -----------------------------------------------------------------------
+    def run(self) -> int:
+        """Listen until stopped (`--stop`, SIGTERM, SIGINT); 0, or 1 if another service runs."""
+        paths.run_dir(create=True)
+        sock = paths.socket_path()
+        if sock.exists() or sock.is_symlink():
+            if _answers(sock):
+                print(f"zktensor serve: a service already listens on {sock}", file=sys.stderr)
+                return 1
+            print(f"zktensor serve: removing a stale socket file {sock} (no service behind it)", file=sys.stderr)
+            sock.unlink()
+        old = os.umask(0o177)               # the socket is born 0600: no window where others may connect
+        try:
+            unix = _UnixServer(str(sock), _Handler)
+        finally:
+            os.umask(old)
+        os.chmod(sock, 0o600)
+        unix.service = self
+        self._servers.append(unix)
+        if self.tcp_port is not None:
+            tcp = _TCPServer(("127.0.0.1", self.tcp_port), _Handler)
+            tcp.service = self
+            self.tcp_port = tcp.server_address[1]
+            self._servers.append(tcp)
+            _write_private(paths.token_path(), self.token + "\n")
+        _write_private(paths.info_path(), json.dumps({"pid": os.getpid(), "socket": str(sock),
+                                                      "tcp_port": self.tcp_port}))
+        threading.Thread(target=_preload, daemon=True).start()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: threading.Thread(target=self.stop, daemon=True).start())
+        threads = [threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+                   for s in self._servers]
+        for t in threads:
+            t.start()
+        print(f"zktensor serve: pid {os.getpid()} listening on {sock}"
+              + (f" and 127.0.0.1:{self.tcp_port} (token in {paths.token_path()})" if self.tcp_port else "")
+              + f"; key memory budget {self.residency.budget / 2**30:.1f} GiB", file=sys.stderr, flush=True)
+        try:
+            while not self.stopping.wait(0.5):
+                pass
+            for t in threads:
+                t.join()
+        finally:
+            for s in self._servers:
+                s.server_close()
+            _remove_ours(sock)
+            self.residency.close()
+        print("zktensor serve: stopped", file=sys.stderr, flush=True)
+        return 0
+
+
+def _preload() -> None:
+    try:
+        importlib.import_module("zktensor.groth16.prover")
+    except Exception:  # noqa: BLE001 - the first request reports it
+        traceback.print_exc()
+
+
+def _answers(sock) -> bool:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(1.0)
+    try:
+        s.connect(str(sock))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _write_private(path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+
+
+def _remove_ours(sock) -> None:
+    """Remove the socket, info and token files if they are still this process's."""
+    try:
+        info = json.loads(paths.info_path().read_text())
+    except (OSError, ValueError):
+        info = {}
+    if info.get("pid") == os.getpid():
+        for p in (sock, paths.info_path(), paths.token_path()):
+            try:
+                p.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _one_line(e: BaseException) -> str:
+    from ..groth16.formats import FormatError
+    from ..groth16.r1cs_to_qap import WitnessError
+    if isinstance(e, (FormatError, WitnessError, ValueError)):
+        msg = str(e)
+    elif isinstance(e, OSError):
+        msg = f"{e.filename}: {e.strerror}" if e.filename else str(e)
+    else:
+        traceback.print_exc()
+        msg = f"internal error in the prover service: {type(e).__name__}: {e}"
+    return " ".join(msg.split()) or type(e).__name__
+
+
+def _exit_status(e: BaseException) -> int:
+    return 1
+
+
+class _Handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        svc: Service = self.server.service
+        try:
+            req = protocol.recv(self.request)
+        except (OSError, protocol.ProtocolError):
+            return
+        denied = self.server.deny(self.request, req)
+        reply = {"ok": False, "error": denied, "status": 2} if denied else svc.handle(req)
+        try:
+            protocol.send(self.request, reply)
+        except OSError:
+            pass                                # the client went away: nothing to tell it
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+    def deny(self, conn, req) -> str | None:
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _, uid, _ = struct.unpack("3i", creds)
+        return None if uid == os.getuid() else f"uid {uid} may not use this service"
+
+
+class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def deny(self, conn, req) -> str | None:
+        tok = req.get("token")
+        ok = isinstance(tok, str) and hmac.compare_digest(tok, self.service.token)
+        return None if ok else "a wrong or missing token"
