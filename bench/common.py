@@ -1,7 +1,7 @@
 """Shared benchmark infrastructure: timer, machine description, results writer.
 
 Every benchmark script in ``bench/`` uses this module so that zktensor's own
-figures are taken the same way as the peers' (``../shared/peers``):
+figures are taken the same way as the peer programs' (``bench/peers/``):
 
 * :func:`time_runs` -- one warm-up run, then ``runs`` timed runs; a run during
   which *other* processes used more than 3% of the machine's cores (read from
@@ -32,9 +32,9 @@ import secrets
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
 BENCH_DIR = Path(__file__).resolve().parent
 REPO_ROOT = BENCH_DIR.parent

@@ -1,7 +1,8 @@
-"""Build and run the peer benchmark programs in ``../shared/peers``.
+"""Build and run the peer benchmark programs in ``bench/peers/``.
 
-The peers are small programs (not ours to edit) that time arkworks 0.6 (Rust)
-and gnark-crypto v0.22 (Go) on this machine and print CSV lines::
+The peers are small programs of ours (``bench/peers/arkworks``, Rust;
+``bench/peers/gnark``, Go) that time arkworks 0.6 and gnark-crypto v0.22, taken
+from crates.io and the Go module proxy, on this machine and print CSV lines::
 
     system,op,curve,size,threads,runs,min_ms,median_ms,extra
 
@@ -43,15 +44,15 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 try:  # run as ``python -m bench.peers`` or imported as ``bench.peers``
-    from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, op_group, write_results
+    from bench.common import cpu_cores, machine_info, make_row, op_group, write_results
 except ImportError:  # run as ``python bench/peers.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, op_group, write_results
+    from bench.common import cpu_cores, machine_info, make_row, op_group, write_results
 
 OPS = ("mul", "fft", "msm")
 
@@ -207,20 +208,9 @@ def parse_peer_output(text: str) -> list[PeerResult]:
 
 
 def peers_dir() -> Path:
-    """``$ZKTENSOR_PEERS_DIR``, else ``<git toplevel>/../shared/peers``."""
+    """``$ZKTENSOR_PEERS_DIR``, else ``bench/peers`` beside this module."""
     env = os.environ.get("ZKTENSOR_PEERS_DIR")
-    if env:
-        return Path(env)
-    top = REPO_ROOT
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=20
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            top = Path(out.stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return (top / ".." / "shared" / "peers").resolve()
+    return Path(env) if env else Path(__file__).resolve().parent / "peers"
 
 
 def cache_dir() -> Path:

@@ -45,7 +45,7 @@ import re
 import sys
 from collections import OrderedDict, defaultdict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 try:
     from bench.common import (

@@ -4,7 +4,7 @@ import pytest
 
 from bench.peers import PeerResult, parse_peer_line, parse_peer_output, split_system
 
-# Lines in the exact formats that ../shared/peers/{arkworks,gnark} print.
+# Lines in the formats that bench/peers/{arkworks,gnark} print.
 GNARK_OUT = """\
 # GOMAXPROCS = 2, NumCPU = 2, go1.26.8
 system,op,curve,size,threads,runs,min_ms,median_ms,extra
@@ -134,3 +134,27 @@ def test_save_peer_results_merge(tmp_path):
     other = dict(CPU_MACHINE, hostname="elsewhere")
     rows = read_results(save_peer_results(newer, "peers", results_dir=tmp_path, merge=True, machine=other))["rows"]
     assert len(rows) == 1
+
+
+def test_peer_programs_live_in_the_repository():
+    """bench.peers builds the programs under bench/peers/ (pinned by their lock files),
+    and every op they print is one the report knows how to compare."""
+    import re
+    from pathlib import Path
+
+    from bench.common import OP_GROUPS, op_group
+    from bench.peers import PEERS, peers_dir
+
+    root = Path(__file__).resolve().parents[2]
+    assert peers_dir() == root / "bench" / "peers"
+    expect = {"arkworks": ("Cargo.toml", "Cargo.lock", ".cargo/config.toml", "src/main.rs"),
+              "gnark": ("go.mod", "go.sum", "main.go")}
+    for name, spec in PEERS.items():
+        for f in expect[name]:
+            assert (peers_dir() / spec.subdir / f).is_file(), f
+    src = (peers_dir() / "arkworks" / "src" / "main.rs").read_text() + (peers_dir() / "gnark" / "main.go").read_text()
+    ops = set(re.findall(r'report\((?:&format!\()?"(\w+)"', src)) | \
+        {f"{p}_mul_{k}" for p in re.findall(r'bench_mul::<[^>]+>\("(\w+)"', src) for k in ("chain", "array")}
+    assert {"g1_msm", "fr_fft_in_place", "fr_fft_dif", "fr_fft_dif_bitrev", "fr_mul_vector",
+            "fr_mul_chain", "fq_mul_array"} <= ops
+    assert all(op_group(op) in OP_GROUPS for op in ops)
