@@ -1,21 +1,42 @@
+import re
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+# One home for the version: zktensor/__init__.py (the tuning cache keys on it too).
+VERSION = re.search(r'^__version__ = "([^"]+)"', (Path(__file__).parent / "zktensor" / "__init__.py").read_text(),
+                    re.M)[1]
 
 setup(
     name="zktensor",
-    version="0.1.0",
+    version=VERSION,
     description="A Groth16 prover written as a tensor compiler: limb tensors, MLIR passes, Triton and CPU kernels",
-    packages=find_packages(include=["zktensor", "zktensor.*"]),
+    long_description=(Path(__file__).parent / "README.md").read_text(),
+    long_description_content_type="text/markdown",
+    # zktensor._demo: the demo circuit's files (examples/demo), so that `zktensor demo` works
+    # from an installed wheel as from a checkout
+    packages=find_packages(include=["zktensor", "zktensor.*"]) + ["zktensor._demo"],
+    package_dir={"zktensor._demo": "examples/demo"},
+    package_data={"zktensor._demo": ["demo.circom", "demo.r1cs", "demo.wtns", "demo.zkey", "input.json",
+                                     "public.json", "verification_key.json"]},
     python_requires=">=3.10",
+    # Lower bounds are the releases the project is tested with, where an older one is
+    # known or likely to break it. Triton's upper bound: kernels/aot.py and
+    # kernels/triton_passes.py use its compiler internals (ASTSource, GPUTarget, the
+    # pass list), which change between minor releases. torch-mlir publishes dated
+    # snapshots of the MLIR Python bindings (the IRDL dialect, the ExecutionEngine).
     install_requires=[
-        "torch",
-        "triton",
-        "numpy",
-        "sympy",
-        "torch-mlir",
+        "torch>=2.15",
+        "triton>=3.9,<3.10",
+        "numpy>=2.0",
+        "sympy>=1.12",
+        "torch-mlir>=20261001",
     ],
     extras_require={
-        "test": ["pytest", "pytest-xdist>=3.2", "py_ecc"],
-        "bench": ["matplotlib"],
+        # scripts/test.sh: -n auto --dist worksteal needs pytest-xdist 3.2; ruff is its lint step
+        "test": ["pytest>=8", "pytest-xdist>=3.2", "py_ecc>=8", "ruff>=0.6"],
+        # bench/report.py's plots (Axes.set_yticks with labels: matplotlib 3.5)
+        "bench": ["matplotlib>=3.5"],
     },
     entry_points={"console_scripts": ["zktensor=zktensor.cli:main"]},
 )

@@ -9,8 +9,9 @@
 #     verification_key.json                      snarkjs zkey export verificationkey
 #     proof.json, public.json                    snarkjs groth16 prove (then verify)
 #
-# Needs only bash, node and npm (python3 is not used here). Uses the shared BN254
-# ptau (../shared/ptau/pot12_final.ptau) when present, else makes one. Idempotent: a step is
+# Needs only bash, node and npm (python3 is not used here). Uses the prepared BN254
+# powers of tau named by $ZKT_PTAU_BN254 when set (CI hands it one), else makes a small
+# one in the build directory (about a minute, once). Idempotent: a step is
 # skipped when its output exists; outputs are written under a temporary name and
 # renamed, so an interrupted run never leaves a half-written file that looks done.
 # A fixture directory is rebuilt from scratch when its circuit, input or prime
@@ -24,8 +25,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CIRCUITS="$ROOT/tests/circuits"
 BUILD="${ZKT_FIXTURES_BUILD:-$ROOT/tests/fixtures/build}"
-# The shared, prepared BN254 powers of tau (see ../shared/ptau/README.md).
-PTAU_BN254="${ZKT_PTAU_BN254:-$(cd "$ROOT/.." && pwd)/shared/ptau/pot12_final.ptau}"
+# A prepared BN254 powers of tau (phase 2, at least 2^12) from outside; empty: make one.
+PTAU_BN254="${ZKT_PTAU_BN254:-}"
 SNARKJS_VERSION=0.7.6
 CIRCOM2_VERSION=0.2.23
 BLS_PTAU_POWER=10
@@ -89,8 +90,8 @@ run() {
 
 # -- powers of tau ------------------------------------------------------------------
 # make_ptau <curve> <power>: a small single-contribution ptau, prepared for phase 2 and
-# cached in the build dir. Used for BLS12-381 (none is shared) and for BN254 when the
-# shared one is missing. Test keys only: the entropy is fixed.
+# cached in the build dir. Used for BLS12-381 always and for BN254 when ZKT_PTAU_BN254
+# is not set. Test keys only: the entropy is fixed.
 make_ptau() {
     local curve="$1" p="$2" dir="$BUILD/ptau"
     local base="$dir/${curve}_pot${p}"
@@ -122,9 +123,10 @@ build_fixture() {
     case "$prime" in
         bn128)
             ptau="$PTAU_BN254"
-            if [ ! -f "$ptau" ]; then
-                log "no shared BN254 powers of tau at $ptau: making one (about a minute)"
+            if [ -z "$ptau" ]; then
                 ptau="$(make_ptau bn128 12)"
+            elif [ ! -f "$ptau" ]; then
+                die "ZKT_PTAU_BN254=$ptau: no such file"
             fi ;;
         bls12381) ptau="$(make_ptau bls12381 "$BLS_PTAU_POWER")" ;;
         *) die "$name: unsupported prime $prime" ;;

@@ -2,8 +2,9 @@
 # Rebuild the bundled demo files (needs node/npm; `zktensor demo` itself does not):
 #   demo.r1cs            circom2 demo.circom --r1cs --wasm --prime bn128
 #   demo.wtns            snarkjs wtns calculate (input.json)
-#   demo.zkey            snarkjs groth16 setup with ../shared/ptau/pot12_final.ptau,
-#                        then one zkey contribute with fixed, public entropy
+#   demo.zkey            snarkjs groth16 setup with a BN254 powers of tau ($ZKT_PTAU_BN254,
+#                        else the one scripts/fixtures.sh makes), then one zkey contribute
+#                        with fixed, public entropy
 #   verification_key.json  snarkjs zkey export verificationkey
 # The tools are the ones scripts/fixtures.sh installs (tests/fixtures/build/node_modules).
 # The key's entropy is public: a demo key, not for anything that matters.
@@ -11,8 +12,9 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BUILD="${ZKT_FIXTURES_BUILD:-$ROOT/tests/fixtures/build}"
-PTAU="${ZKT_PTAU_BN254:-$(cd "$ROOT/.." && pwd)/shared/ptau/pot12_final.ptau}"
-[ -f "$BUILD/node_modules/snarkjs/build/cli.cjs" ] || bash "$ROOT/scripts/fixtures.sh" multiplier
+# fixtures.sh installs snarkjs and circom2 and, without ZKT_PTAU_BN254, makes the ptau
+PTAU="${ZKT_PTAU_BN254:-$BUILD/ptau/bn128_pot12_final.ptau}"
+[ -f "$BUILD/node_modules/snarkjs/build/cli.cjs" ] && [ -f "$PTAU" ] || bash "$ROOT/scripts/fixtures.sh" multiplier
 SNARKJS=(node "$BUILD/node_modules/snarkjs/build/cli.cjs")
 CIRCOM=(node "$BUILD/node_modules/circom2/cli.js")
 TMP="$(mktemp -d)"

@@ -18,7 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "demo"
+# A checkout has the files in examples/demo; an installed wheel carries the same files as
+# zktensor/_demo (setup.py maps the one onto the other).
+_CHECKOUT = Path(__file__).resolve().parents[2] / "examples" / "demo"
+EXAMPLES = _CHECKOUT if _CHECKOUT.is_dir() else Path(__file__).resolve().parents[1] / "_demo"
 
 
 def demo_files(root: Path | None = None) -> dict[str, Path]:
@@ -28,7 +31,8 @@ def demo_files(root: Path | None = None) -> dict[str, Path]:
     missing = [str(p) for p in files.values() if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"the demo's files are missing: {', '.join(missing)} (they ship in the "
-                                "repository's examples/demo; set ZKTENSOR_DEMO_DIR to point elsewhere)")
+                                "repository's examples/demo and in the wheel's zktensor/_demo; set ZKTENSOR_DEMO_DIR "
+                                "to point elsewhere)")
     return files
 
 
