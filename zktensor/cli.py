@@ -95,7 +95,8 @@ def _prove(a: argparse.Namespace) -> int:
         if status is not None:
             return status
     from .groth16.formats import FormatError
-    from .groth16.prover import PLAIN, Prover
+    from .groth16.key import PLAIN
+    from .groth16.prover import Prover
     from .groth16.r1cs_to_qap import WitnessError
     profile = a.profile or bool(a.trace)
     try:
@@ -205,6 +206,20 @@ def _serve(a: argparse.Namespace) -> int:
 
 
 register("serve", "a prover service keeping proving keys resident (--status, --stop)", _serve_args, _serve)
+
+
+def _warmup_args(p: argparse.ArgumentParser) -> None:
+    from .groth16.warmup import configure
+    configure(p)
+
+
+def _warmup(a: argparse.Namespace) -> int:
+    from .groth16.warmup import run
+    return run(a)
+
+
+register("warmup", "compile the kernels a Groth16 proof needs (once per machine), with progress",
+         _warmup_args, _warmup)
 
 
 # -- main -------------------------------------------------------------------------------------

@@ -135,7 +135,7 @@ def test_auto_checkpoints_follow_size_and_budget():
     """M = 1 for sections of CONSOLIDATE_FROM to CONSOLIDATE_UPTO bases, in order of
     preference while the tables fit the budget; PLAIN for the rest."""
     import zktensor as zt
-    from zktensor.groth16.prover import CONSOLIDATE_FROM, CONSOLIDATE_UPTO, PLAIN, auto_checkpoints
+    from zktensor.groth16.key import CONSOLIDATE_FROM, CONSOLIDATE_UPTO, PLAIN, auto_checkpoints
     from zktensor.ops.msm import prepared_bytes
     G1, G2 = zt.group("bn254.g1"), zt.group("bn254.g2")
     n = CONSOLIDATE_FROM
@@ -159,13 +159,13 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
     """Above MERGE_UPTO wires the G1 witness MSMs are three nodes over three tables, which
     share one msm_plan with B2 (G2) where their geometry agrees, and make their own where
     it does not (B2 consolidated here); the proofs are the kind snarkjs accepts."""
-    from zktensor.groth16 import prover as prover_mod
-    monkeypatch.setattr(prover_mod, "MERGE_UPTO", 0)
+    from zktensor.groth16 import key as key_mod
+    monkeypatch.setattr(key_mod, "MERGE_UPTO", 0)
     fx = fixtures["multi_public"]
-    auto = prover_mod.auto_checkpoints
+    auto = key_mod.auto_checkpoints
     for b2_checkpoint, shared in ((None, ("a", "b1", "c", "B2")), (1, ("a", "b1", "c"))):
         if b2_checkpoint is not None:
-            monkeypatch.setattr(prover_mod, "auto_checkpoints",
+            monkeypatch.setattr(key_mod, "auto_checkpoints",
                                 lambda *a, **k: {**auto(*a, **k), "B2": b2_checkpoint})
         P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False)
         assert P.witness_tables == ("a", "b1", "c") and set(P.bases) == {"B2", "H", "a", "b1", "c"}

@@ -24,12 +24,12 @@ three evaluations go through one batched inverse NTT and one batched coset NTT
 by Z); ``msm_h`` takes p against the H points. The witness MSMs all take the whole
 witness as scalars (C's bases, for the private wires, come after identity points for
 the public ones), so ``msm_plan`` makes their digits, sort and bucket layout once
-(`ops.msm.msm_plan`) for msm_a, msm_b1, msm_c and msm_b2. For keys of up to ``MERGE_UPTO`` wires
+(`ops.msm.msm_plan`) for msm_a, msm_b1, msm_c and msm_b2. For keys of up to `key.MERGE_UPTO` wires
 the three G1 witness MSMs (A, B1 and C) are one node instead,
 ``msm_ab1c``: one bucket tree over the three sections' bases side by side
 (`ops.msm.msm_many`), so they share its launches, sort, reduction and final combination,
 which are most of a small MSM's cost. The MSM bases are prepared once, when the Prover is
-made, and stay on its device.
+made, and stay on its device (`key.ResidentKey`, which also holds the memory policy).
 
 The blinding follows snarkjs's ``groth16_prove.js``, with r, s drawn from
 ``secrets`` (a CSPRNG) for every proof:
@@ -56,244 +56,55 @@ from __future__ import annotations
 
 import os
 import secrets
-import time
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..algebra.curves import lincomb
 from ..ops.elementwise import to_mont
-from ..config import msm_config as msm_config_for
-from ..ops.msm import MSMConfig, msm, msm_many, msm_plan, msm_prepare, plan_key
+from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
 from ..ops.ntt import intt, ntt
-from ..points import PointTensor, cat as cat_points, group
-from ..tensor import FieldTensor, field, stack
-from .formats import FormatError, read_r1cs, read_wtns, read_zkey
-from .formats.consistency import check_r1cs_for_zkey, check_witness_for_zkey
+from ..points import PointTensor, cat as cat_points
+from ..runtime.graph import Graph, RunResult
+from ..runtime.threads import launch_threads, num_threads
+from ..tensor import FieldTensor, stack
+from .formats import FormatError, read_wtns
+from .formats.consistency import check_witness_for_zkey
 from .formats.json_io import Proof, write_proof, write_public
 from .formats.wtns import Wtns
-from .formats.zkey import ZKey
-from .fixed_base import FixedBase
-from ..runtime.graph import Graph, RunResult
-from .r1cs_to_qap import R1CSCheck, WitnessError, coset_shift, join_abc, words_to_limbs, zkey_matrices
+from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
+from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
 
-PATH = (str, bytes, os.PathLike)
-
-
-def default_device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-WITNESS_UNITS = ("a", "b1", "c", "B2")       # the witness MSMs: sum_i w_i·P_i over A, B1, C (G1), B2 (G2)
 HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`Prover.helper_units`)
-MERGE_UPTO = 1 << 14
-"""Keys whose G1 witness MSMs have at most this many scalars sum all three in one bucket tree
-(node ``msm_ab1c``); larger ones run them as three nodes (``msm_a``, ``msm_b1``, ``msm_c``)
-beside the G2 and H MSMs. Diagnostic whole proofs (2 workers, interleaved processes): the
-2^12 bench key 0.25-0.29 s merged against 0.34-0.40 s, 2^14 0.43-0.57 s against 0.52-0.66 s;
-at 2^16 the merged node (1.07 s) outlasted everything beside it: 1.13-1.62 s against
-1.09-1.22 s."""
-PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
-CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 11, 1 << 18
-"""Sections of this many bases get M = 1 by default. The 2^12 bench key's witness sections
-(3842 bases) did not, from 2^12: with them at M = 1 its proofs take 70-77 ms against 85-96
-(2026-11-22, helper process, two Provers alternating). Diagnostic MSMs (2-core VM,
-interleaved, dense scalars, M = 1 against plain, one thread unless said): BN254 G1 2^12
-57-62 ms against 62-66, 2^13 70-88 against 81-106, 2^14 110-112 against 118-124, 2^15
-151-173 against 189-207, 2^16 191-196 against 242-276 (two threads 150-187 against
-225-244), 2^17 two threads 325-365 against 401-418; BN254 G2 2^13 83-88 against 105-112,
-2^14 160-167 against 202-217, 2^15 271-276 against 316-356, 2^16 377-436 against 490-532.
-Whole proofs, 2 threads: the 2^16 bench circuit 0.89-0.99 s against 1.01-1.06 s. At 2^18
-M = 1 did not pay while windows stopped at 16 bits (a uint16 radix sort) and numpy
-gathered the entries; with the counting sort (window 17) and `cpu_gather`, the 2^18 bench
-proof takes 1.83-2.05 s against 2.11-2.26 s plain (2026-11-22, separate processes), for a
-25 s key load against 2 s and 4.0 GiB resident against 1.15 GiB. A one-shot CLI proof
-does not earn the load back (`cli` passes PLAIN); `Prover(checkpoint=PLAIN)` opts out."""
 
 
-def memory_budget(device) -> int:
-    """Bytes the default checkpoints may spend on MSM tables: a quarter of the device's
-    memory (on the CPU, of physical RAM), at most 8 GiB."""
-    dev = torch.device(device)
-    if dev.type == "cuda":
-        total = torch.cuda.get_device_properties(dev).total_memory
-    else:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return min(total // 4, 8 << 30)
+class Prover(ResidentKey):
+    """A proving key loaded once and kept resident (`key.ResidentKey`); ``prove`` takes witnesses.
 
-
-def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
-    """Checkpoint interval per table {name: (group, bases, scalars per MSM)}, in order of
-    preference: M = 1 (every window's weighted bases) for MSMs of CONSOLIDATE_FROM to
-    CONSOLIDATE_UPTO scalars while the tables fit the budget, PLAIN for the rest.
-    Loading costs the doublings: 2^16 BN254 G1 bases at M = 1 take ~1.5 s (2 threads,
-    130 MiB), and the whole 2^16 bench key 10.7 s (745 MiB) against 0.7 s (52 MiB) plain;
-    a one-shot CLI proof does not earn that back (`cli` passes PLAIN)."""
-    from ..ops.msm import prepared_bytes
-    budget = memory_budget(device) if budget is None else budget
-    out = {name: PLAIN for name in sections}
-    spent = sum(prepared_bytes(G, n, PLAIN, n_hint=k) for G, n, k in sections.values() if n)
-    for name, (G, n, k) in sections.items():
-        if n and CONSOLIDATE_FROM <= k <= CONSOLIDATE_UPTO:
-            extra = prepared_bytes(G, n, 1, n_hint=k) - prepared_bytes(G, n, PLAIN, n_hint=k)
-            if spent + extra <= budget:
-                out[name], spent = 1, spent + extra
-    return out
-
-
-class _AfterIdentities:
-    """A key section of bases for wires k.. (C: the private wires) after k identity points, so
-    that its MSM takes the whole witness as scalars (the identities get no bucket entries) and
-    shares the other witness MSMs' `msm_plan`."""
-
-    def __init__(self, k: int, section):
-        self.k, self.section, self.name = k, section, section.name
-
-    def __len__(self):
-        return self.k + len(self.section)
-
-    def points(self, G, device) -> PointTensor:
-        P = G.from_bytes(self.section.raw, device=device, check=True)
-        return cat_points([G.identity((self.k,), device=device), P]) if self.k else P
-
-
-@dataclass
-class _Bases:
-    """Resident prepared bases of one or more key sections side by side (None: all empty):
-    section i is bases offsets[i] .. offsets[i] + sizes[i]."""
-    name: str
-    sizes: tuple
-    offsets: tuple
-    prepared: object | None
-
-
-class Prover:
-    """A proving key loaded once and kept resident; ``prove`` takes witnesses.
-
-    zkey: a path or a ZKey. r1cs: a path or an R1CS for the witness check (optional,
-    see the module docstring). device: where keys and work live (default: CUDA if
-    present). msm_config: MSMConfig for the MSMs (window, chunks, ...; default: per key
-    section, zt.config(msm=...), else the tuning cache (`zktensor autotune`), else the cost
-    model). checkpoint: GZKP's checkpoint interval M for every section's bases
-    (`ops.msm.msm_prepare`): 1 keeps 2^(j·c)·P_i for every window j, so each MSM sums one
-    bucket set with a wider window; `PLAIN` keeps the bases alone. Default: the MSM config's
-    (tuned), else `auto_checkpoints`. workers: scheduler threads (default: one per lane on
-    a GPU, the CPU count (at most 4) on a CPU, less one for the helper). helper: run the
-    `helper_units` MSMs in a forked helper process (`groth16.helper`), made at the first
-    proof; None (default): on a CPU with 2+ cores unless workers=1. ``close()`` (or
-    ``with Prover(...) as p:``) stops it. verbose: print each load step's time.
+    zkey, r1cs, device, msm_config, checkpoint, verbose: as `ResidentKey`'s (the .r1cs
+    enables the witness check, see the module docstring). workers: scheduler threads
+    (default: one per lane on a GPU, the CPU count (at most 4) on a CPU, less one for the
+    helper). helper: run the `helper_units` MSMs in a forked helper process
+    (`groth16.helper`), made at the first proof; None (default): on a CPU with 2+ cores
+    unless workers=1. ``close()`` (or ``with Prover(...) as p:``) stops it.
     """
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
                  checkpoint: int | None = None, workers: int | None = None, helper: bool | None = None,
                  verbose: bool = False):
-        t0 = time.perf_counter()
-        self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
-        z = self.zkey
-        self.path = z.path
-        self.curve = z.curve
-        self.device = torch.device(device) if device is not None else default_device()
-        self.F = field(f"{z.curve}.fr")
-        self.G1 = group(f"{z.curve}.g1")
-        self.G2 = group(f"{z.curve}.g2")
-        self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
-        self.workers = workers
-        if helper and self.device.type != "cpu":
+        dev = torch.device(device) if device is not None else default_device()
+        if helper and dev.type != "cpu":
             raise ValueError("helper=True: the MSM helper process serves CPU provers only")
+        self.workers = workers
         self.helper = helper
         self._helper = None
         self._helper_lost = False
-        self.msm_config = msm_config or MSMConfig()
-        self._checkpoint_given = checkpoint is not None
-        self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
-        self.shift = coset_shift(self.F, z.domain_size)
-        self.load_times: dict[str, float] = {}
-
-        def timed(name, f):
-            t = time.perf_counter()
-            v = f()
-            self.load_times[name] = time.perf_counter() - t
-            if verbose:
-                print(f"  load {name}: {1e3 * self.load_times[name]:.1f} ms")
-            return v
-
-        self.r1cs_check = None            # first: a .r1cs that does not match the key fails fast
-        if r1cs is not None:
-            self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
-        self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
-        self.bases = {}
-        # the G1 witness sections: side by side in one table for one bucket tree, or apart
-        merge = max(len(z.A), len(z.B1), len(z.C)) <= MERGE_UPTO
-        self.witness_tables = ("ab1c",) if merge else ("a", "b1", "c")
-        C = _AfterIdentities(z.n_public + 1, z.C)     # C over all wires: its scalars are the witness's
-        witness = ((("ab1c", (z.A, z.B1, C), self.G1),) if merge else
-                   (("a", (z.A,), self.G1), ("b1", (z.B1,), self.G1), ("c", (C,), self.G1)))
-        tables = (("B2", (z.B2,), self.G2), ("H", (z.H,), self.G1)) + witness
-        if checkpoint is not None and checkpoint < 1:
-            raise ValueError(f"checkpoint must be >= 1, got {checkpoint}")
-        self.checkpoints = ({name: checkpoint for name, _, _ in tables} if checkpoint is not None else
-                            auto_checkpoints({name: (G, sum(map(len, secs)), max(map(len, secs)))
-                                              for name, secs, G in tables}, self.device))
-        for name, secs, G in tables:
-            self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
-        d = self.device
-        self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
-        self.beta_1 = self.G1.tensor(z.beta_1, device=d)
-        self.delta_1 = self.G1.tensor(z.delta_1, device=d)
-        self.beta_2 = self.G2.tensor(z.beta_2, device=d)
-        self.delta_2 = self.G2.tensor(z.delta_2, device=d)
-        # fixed-base tables for the blinding terms (r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2)
-        self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
-            [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
-        self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
-        self.load_s = time.perf_counter() - t0
         self.last_run: RunResult | None = None
+        super().__init__(zkey, r1cs=r1cs, device=dev, msm_config=msm_config, checkpoint=checkpoint,
+                         verbose=verbose)
 
-    # -- loading ---------------------------------------------------------------------
-    def _prepare(self, name, secs, G) -> _Bases:
-        sizes = tuple(len(sec) for sec in secs)
-        offsets = tuple(int(o) for o in np.cumsum((0,) + sizes[:-1]))
-        if not sum(sizes):
-            return _Bases(name, sizes, offsets, None)
-        parts = []
-        for sec in secs:
-            try:
-                parts.append(sec.points(G, self.device) if isinstance(sec, _AfterIdentities) else
-                             G.from_bytes(sec.raw, device=self.device, check=True))
-            except ValueError as e:
-                raise FormatError(f"{self.path}: {sec.name}: {e}") from None
-        P = parts[0] if len(parts) == 1 else cat_points(parts)
-        k = max(sizes)          # scalars an MSM: the window is chosen for those
-        cfg = msm_config_for(G, k, self.device, prepared=True) if self._tuned_msm else self.msm_config
-        checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
-        return _Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
-
-    @property
-    def shared_plan(self) -> tuple:
-        """The witness MSMs (A, B1, C in G1, B2 in G2; C's bases after identities for the
-        public wires) whose bases have one geometry under the config a proof would run
-        with now: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
-        made its own (~0.1 s of work each at 2^18 wires on one core)."""
-        return self._plan_group([t for t in WITNESS_UNITS if t in self.bases])
-
-    def _plan_group(self, names) -> tuple:
-        """The tables among `names` (with bases) that share the first one's plan geometry,
-        if more than one does; else ()."""
-        cfg = self._msm_cfg()
-        names = [t for t in names if self.bases[t].prepared is not None]
-        if not names:
-            return ()
-        key = plan_key(self.bases[names[0]].prepared, cfg)
-        group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
-        return group if len(group) > 1 else ()
-
-    def _msm_cfg(self) -> MSMConfig | None:
-        return None if self._tuned_msm else self.msm_config
-
-    def _group(self, unit: str):
-        return self.G2 if unit == "B2" else self.G1
-
+    # -- the witness MSMs --------------------------------------------------------------
     def _ab1c(self, secs, s) -> dict:
         """{section: point} for the named sections of the merged G1 witness table, one bucket tree."""
         B = self.bases["ab1c"]
@@ -332,7 +143,6 @@ class Prover:
         """The helper process for this proof (forked at the first proof that uses it), or None:
         off on a GPU, with helper=False, with one worker (sequential proofs) or one core, and
         once lost."""
-        from ..runtime.threads import num_threads
         if self.helper is False or self.device.type != "cpu" or self._helper_lost:
             return None
         if self.helper is None and ((workers or self.workers or 2) < 2 or num_threads() < 2):
@@ -346,7 +156,6 @@ class Prover:
         return self._helper
 
     def _helper_run(self, units, s: FieldTensor) -> dict:
-        from ..runtime.threads import launch_threads
         from .helper import HelperError
         h = self._helper
         try:   # the child's launches: this remote node's share of the cores (`Graph.run`)
@@ -371,21 +180,6 @@ class Prover:
     def __exit__(self, *exc):
         self.close()
         return False
-
-    def _load_r1cs(self, r1cs):
-        from .formats.r1cs import R1CS
-        rc = read_r1cs(r1cs) if isinstance(r1cs, PATH) else r1cs
-        if not isinstance(rc, R1CS):
-            raise TypeError("r1cs must be a path or an R1CS")
-        check_r1cs_for_zkey(self.zkey, rc)
-        return R1CSCheck(rc, self.device)
-
-    def memory_bytes(self) -> int:
-        """Bytes of the resident key material (MSM tables and coefficients)."""
-        n = sum(b.prepared.memory_bytes() for b in self.bases.values() if b.prepared is not None)
-        for M in (self.A_mat, self.B_mat):
-            n += M.coef.numel() * 4 + M.cols.numel() * 8
-        return n
 
     # -- witnesses -------------------------------------------------------------------
     def witness_words(self, witness) -> tuple[np.ndarray, str]:
@@ -480,7 +274,7 @@ class Prover:
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
         return g
 
-    def _msm(self, bases: _Bases, scalars: FieldTensor, G) -> PointTensor:
+    def _msm(self, bases: Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
             return G.identity(device=self.device)
         return msm(scalars.contiguous(), bases.prepared, config=self._msm_cfg())
@@ -498,7 +292,6 @@ class Prover:
         """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs: two
         points, so on Python ints (Straus, `algebra.curves.lincomb`), where the tensor
         double-and-add was ~250 launches: 21-85 ms at the end of a 2^16 proof on the 2-core VM."""
-        from ..algebra.curves import lincomb
         a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
         return self.G1.tensor(lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)]), device=self.device)
 

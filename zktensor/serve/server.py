@@ -57,6 +57,9 @@ class Service:
         self.tcp_port = tcp_port
         self.token = secrets.token_hex(32) if tcp_port is not None else None
         self.stopping = threading.Event()
+        self.in_flight = 0                  # prove requests being served
+        # tests only: a prove request may ask the service to stall (to be killed mid-request)
+        self._stall_ok = os.environ.get("ZKTENSOR_SERVE_TEST_HOOKS") == "1"
         self._servers: list[socketserver.BaseServer] = []
 
     # -- requests ----------------------------------------------------------------------
@@ -72,7 +75,11 @@ class Service:
                 threading.Thread(target=self.stop, daemon=True).start()
                 return {"ok": True, "pid": os.getpid()}
             if op == "prove":
-                return self.prove(req)
+                self.in_flight += 1
+                try:
+                    return self.prove(req)
+                finally:
+                    self.in_flight -= 1
             return {"ok": False, "error": f"unknown request {op!r}", "status": 2}
         except Exception as e:  # noqa: BLE001 - one request's failure is its client's error
             return {"ok": False, "error": _one_line(e), "status": _exit_status(e)}
@@ -82,6 +89,8 @@ class Service:
         for k in ("zkey", "witness"):
             if not isinstance(req.get(k), str):
                 return {"ok": False, "error": f"the request has no {k} path", "status": 2}
+        if self._stall_ok and req.get("test_stall_s"):
+            time.sleep(float(req["test_stall_s"]))
         t0 = time.perf_counter()
         r, resident = self.residency.acquire(req["zkey"])
         try:
@@ -102,7 +111,8 @@ class Service:
                 "prove_s": t3 - t2, "table": table}
 
     def _load(self, path: str):
-        from ..groth16.prover import PLAIN, Prover
+        from ..groth16.key import PLAIN
+        from ..groth16.prover import Prover
         prover = Prover(path, device=self.device, checkpoint=PLAIN if self.plain else None)
         return prover, getattr(prover, "tables_from", "built")
 
@@ -112,7 +122,7 @@ class Service:
                  "tables": r.tables, "idle_s": now - r.last_used, "busy": r.busy}
                 for r in self.residency.keys()]
         return {"ok": True, "pid": os.getpid(), "uptime_s": now - self.started, "requests": self.requests,
-                "budget_bytes": self.residency.budget, "resident_bytes": sum(k["bytes"] for k in keys),
+                "in_flight": self.in_flight, "budget_bytes": self.residency.budget, "resident_bytes": sum(k["bytes"] for k in keys),
                 "evicted": self.residency.evicted, "rss_bytes": _rss_bytes(), "keys": keys,
                 "socket": str(paths.socket_path()), "tcp_port": self.tcp_port}
 

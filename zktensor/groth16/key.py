@@ -1,0 +1,239 @@
+"""The resident proving key: a snarkjs .zkey read once, its MSM bases prepared on the device
+and kept there, and the policy that decides how much memory those tables may take.
+
+    key = ResidentKey("circuit.zkey", r1cs="circuit.r1cs")   # `Prover` is one, and proves
+    key.memory_bytes(); key.load_times; key.checkpoints
+
+The tables, by name: ``H`` (G1, against p's coset evaluations), ``B2`` (G2) and the G1
+witness tables: for keys of up to ``MERGE_UPTO`` wires one table ``ab1c`` with the A, B1
+and C sections side by side (one bucket tree sums all three: `ops.msm.msm_many`), for
+larger keys one table each (``a``, ``b1``, ``c``). C's bases come after identity points
+for the public wires, so every witness MSM takes the whole witness as scalars and they
+can share one `msm_plan`.
+
+Memory policy: GZKP's checkpoint interval M per table (`ops.msm.msm_prepare`). M = 1 keeps
+2^(j·c)·P_i for every window j, so an MSM sums one bucket set with a wider window, at the
+price of a longer load and more memory; `PLAIN` keeps the bases alone. `auto_checkpoints`
+gives M = 1 to the sizes where it pays while the tables fit `memory_budget`.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..config import msm_config as msm_config_for
+from ..ops.msm import MSMConfig, msm_prepare, plan_key, prepared_bytes
+from ..points import PointTensor, cat as cat_points, group
+from ..tensor import field
+from .fixed_base import FixedBase
+from .formats import FormatError, read_r1cs, read_zkey
+from .formats.consistency import check_r1cs_for_zkey
+from .formats.r1cs import R1CS
+from .formats.zkey import ZKey
+from .r1cs_to_qap import R1CSCheck, coset_shift, zkey_matrices
+
+PATH = (str, bytes, os.PathLike)
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+WITNESS_UNITS = ("a", "b1", "c", "B2")       # the witness MSMs: sum_i w_i·P_i over A, B1, C (G1), B2 (G2)
+MERGE_UPTO = 1 << 14
+"""Keys whose G1 witness MSMs have at most this many scalars sum all three in one bucket tree
+(table ``ab1c``): for small keys the launches, sort, reduction and final combination that
+one tree shares are most of an MSM's cost. Larger keys run them as three MSMs, which the
+prover's graph schedules beside the G2 and H MSMs (a merged node would outlast them)."""
+PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
+CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 11, 1 << 18
+"""Sections of this many bases get M = 1 by default: in that range the wider window saves
+more per proof than the extra table reads cost (bench/results hold the measurements).
+A one-shot CLI proof does not earn the longer load back (`cli` passes PLAIN);
+`Prover(checkpoint=PLAIN)` opts out."""
+
+def memory_budget(device) -> int:
+    """Bytes the default checkpoints may spend on MSM tables: a quarter of the device's
+    memory (on the CPU, of physical RAM), at most 8 GiB."""
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        total = torch.cuda.get_device_properties(dev).total_memory
+    else:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return min(total // 4, 8 << 30)
+
+
+def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
+    """Checkpoint interval per table {name: (group, bases, scalars per MSM)}, in order of
+    preference: M = 1 (every window's weighted bases) for MSMs of CONSOLIDATE_FROM to
+    CONSOLIDATE_UPTO scalars while the tables fit the budget, PLAIN for the rest.
+    Loading costs the doublings of every window's bases, which a one-shot CLI proof does
+    not earn back (`cli` passes PLAIN)."""
+    budget = memory_budget(device) if budget is None else budget
+    out = {name: PLAIN for name in sections}
+    spent = sum(prepared_bytes(G, n, PLAIN, n_hint=k) for G, n, k in sections.values() if n)
+    for name, (G, n, k) in sections.items():
+        if n and CONSOLIDATE_FROM <= k <= CONSOLIDATE_UPTO:
+            extra = prepared_bytes(G, n, 1, n_hint=k) - prepared_bytes(G, n, PLAIN, n_hint=k)
+            if spent + extra <= budget:
+                out[name], spent = 1, spent + extra
+    return out
+
+
+class AfterIdentities:
+    """A key section of bases for wires k.. (C: the private wires) after k identity points, so
+    that its MSM takes the whole witness as scalars (the identities get no bucket entries) and
+    shares the other witness MSMs' `msm_plan`."""
+
+    def __init__(self, k: int, section):
+        self.k, self.section, self.name = k, section, section.name
+
+    def __len__(self):
+        return self.k + len(self.section)
+
+    def points(self, G, device) -> PointTensor:
+        P = G.from_bytes(self.section.raw, device=device, check=True)
+        return cat_points([G.identity((self.k,), device=device), P]) if self.k else P
+
+
+@dataclass
+class Bases:
+    """Resident prepared bases of one or more key sections side by side (None: all empty):
+    section i is bases offsets[i] .. offsets[i] + sizes[i]."""
+    name: str
+    sizes: tuple
+    offsets: tuple
+    prepared: object | None
+
+class ResidentKey:
+    """A proving key loaded once and kept resident on ``device``.
+
+    zkey: a path or a ZKey. r1cs: a path or an R1CS for the witness check (`r1cs_to_qap.
+    R1CSCheck`; optional). device: where the tables live (default: CUDA if present).
+    msm_config: MSMConfig for the MSMs (window, chunks, ...; default: per table,
+    zt.config(msm=...), else the tuning cache (`zktensor autotune`), else the cost model).
+    checkpoint: the checkpoint interval M of every table (default: the MSM config's
+    (tuned), else `auto_checkpoints`). verbose: print each load step's time.
+    """
+
+    def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
+                 checkpoint: int | None = None, verbose: bool = False):
+        t0 = time.perf_counter()
+        self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
+        z = self.zkey
+        self.path = z.path
+        self.curve = z.curve
+        self.device = torch.device(device) if device is not None else default_device()
+        self.F = field(f"{z.curve}.fr")
+        self.G1 = group(f"{z.curve}.g1")
+        self.G2 = group(f"{z.curve}.g2")
+        self.n_vars, self.n_public, self.domain_size = z.n_vars, z.n_public, z.domain_size
+        self.msm_config = msm_config or MSMConfig()
+        self._checkpoint_given = checkpoint is not None
+        self._tuned_msm = msm_config is None     # per-section configs: zt.config / tuning cache
+        self.shift = coset_shift(self.F, z.domain_size)
+        self.load_times: dict[str, float] = {}
+
+        def timed(name, f):
+            t = time.perf_counter()
+            v = f()
+            self.load_times[name] = time.perf_counter() - t
+            if verbose:
+                print(f"  load {name}: {1e3 * self.load_times[name]:.1f} ms")
+            return v
+
+        self.r1cs_check = None            # first: a .r1cs that does not match the key fails fast
+        if r1cs is not None:
+            self.r1cs_check = timed("r1cs", lambda: self._load_r1cs(r1cs))
+        self.A_mat, self.B_mat = timed("coefs", lambda: zkey_matrices(z, self.device))
+        self.bases = {}
+        # the G1 witness sections: side by side in one table for one bucket tree, or apart
+        merge = max(len(z.A), len(z.B1), len(z.C)) <= MERGE_UPTO
+        self.witness_tables = ("ab1c",) if merge else ("a", "b1", "c")
+        C = AfterIdentities(z.n_public + 1, z.C)      # C over all wires: its scalars are the witness's
+        witness = ((("ab1c", (z.A, z.B1, C), self.G1),) if merge else
+                   (("a", (z.A,), self.G1), ("b1", (z.B1,), self.G1), ("c", (C,), self.G1)))
+        tables = (("B2", (z.B2,), self.G2), ("H", (z.H,), self.G1)) + witness
+        if checkpoint is not None and checkpoint < 1:
+            raise ValueError(f"checkpoint must be >= 1, got {checkpoint}")
+        self.checkpoints = ({name: checkpoint for name, _, _ in tables} if checkpoint is not None else
+                            auto_checkpoints({name: (G, sum(map(len, secs)), max(map(len, secs)))
+                                              for name, secs, G in tables}, self.device))
+        for name, secs, G in tables:
+            self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
+        d = self.device
+        self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
+        self.beta_1 = self.G1.tensor(z.beta_1, device=d)
+        self.delta_1 = self.G1.tensor(z.delta_1, device=d)
+        self.beta_2 = self.G2.tensor(z.beta_2, device=d)
+        self.delta_2 = self.G2.tensor(z.delta_2, device=d)
+        # fixed-base tables for the blinding terms (r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2)
+        self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
+            [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
+        self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
+        self.load_s = time.perf_counter() - t0
+
+    def _prepare(self, name, secs, G) -> Bases:
+        sizes = tuple(len(sec) for sec in secs)
+        offsets = tuple(int(o) for o in np.cumsum((0,) + sizes[:-1]))
+        if not sum(sizes):
+            return Bases(name, sizes, offsets, None)
+        parts = []
+        for sec in secs:
+            try:
+                parts.append(sec.points(G, self.device) if isinstance(sec, AfterIdentities) else
+                             G.from_bytes(sec.raw, device=self.device, check=True))
+            except ValueError as e:
+                raise FormatError(f"{self.path}: {sec.name}: {e}") from None
+        P = parts[0] if len(parts) == 1 else cat_points(parts)
+        k = max(sizes)          # scalars an MSM: the window is chosen for those
+        cfg = msm_config_for(G, k, self.device, prepared=True) if self._tuned_msm else self.msm_config
+        checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
+        return Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
+
+    @property
+    def shared_plan(self) -> tuple:
+        """The witness MSMs (A, B1, C in G1, B2 in G2; C's bases after identities for the
+        public wires) whose bases have one geometry under the config a proof would run
+        with now: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
+        made its own (~0.1 s of work each at 2^18 wires on one core)."""
+        return self._plan_group([t for t in WITNESS_UNITS if t in self.bases])
+
+    def _plan_group(self, names) -> tuple:
+        """The tables among `names` (with bases) that share the first one's plan geometry,
+        if more than one does; else ()."""
+        cfg = self._msm_cfg()
+        names = [t for t in names if self.bases[t].prepared is not None]
+        if not names:
+            return ()
+        key = plan_key(self.bases[names[0]].prepared, cfg)
+        group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
+        return group if len(group) > 1 else ()
+
+    def _msm_cfg(self) -> MSMConfig | None:
+        return None if self._tuned_msm else self.msm_config
+
+    def _group(self, unit: str):
+        return self.G2 if unit == "B2" else self.G1
+
+    def _load_r1cs(self, r1cs):
+        rc = read_r1cs(r1cs) if isinstance(r1cs, PATH) else r1cs
+        if not isinstance(rc, R1CS):
+            raise TypeError("r1cs must be a path or an R1CS")
+        check_r1cs_for_zkey(self.zkey, rc)
+        return R1CSCheck(rc, self.device)
+
+    def memory_bytes(self) -> int:
+        """Bytes of the resident key material (MSM tables and coefficients)."""
+        n = sum(b.prepared.memory_bytes() for b in self.bases.values() if b.prepared is not None)
+        for M in (self.A_mat, self.B_mat):
+            n += M.coef.numel() * 4 + M.cols.numel() * 8
+        return n
+
+
+__all__ = ["ResidentKey", "auto_checkpoints", "memory_budget", "default_device", "PLAIN", "MERGE_UPTO",
+           "CONSOLIDATE_FROM", "CONSOLIDATE_UPTO", "WITNESS_UNITS"]
