@@ -62,6 +62,7 @@ class Circuit:
         self.big_values = {}       # wire -> field value, for wires that do not depend on the input
         self.commitment_wire = None
         self.commitment = None
+        self.gadgets = {}          # layer index -> the rescale's wires (creation ids), for tests and tools
         self._build()
         self.order = self.sys.order()
         self.new_id = np.empty_like(self.order)
@@ -100,7 +101,7 @@ class Circuit:
                     t, fn = ins[0], (lambda W, v: v)
                 else:
                     x = ins[0]
-                    o, lo, hi, rfn, _ = G.rescale(sys, name, x.lc.flat(), x.lo.reshape(-1), x.hi.reshape(-1), 0,
+                    o, lo, hi, rfn, self.gadgets[i] = G.rescale(sys, name, x.lc.flat(), x.lo.reshape(-1), x.hi.reshape(-1), 0,
                                                   relu=True)
                     t = T(o.reshape(*L.shape), lo.reshape(L.shape), hi.reshape(L.shape))
                     fn = (lambda W, v, rfn=rfn, s=L.shape: rfn(W, v.reshape(v.shape[0], -1)).reshape(-1, *s))
@@ -185,7 +186,7 @@ class Circuit:
                 torch.cat([coef, bias.unsqueeze(1)], 1)).compact()
         if up > 1:
             lc, lo, hi = lc.scale(up), lo * up, hi * up
-        o, olo, ohi, rfn, _ = G.rescale(self.sys, name, lc, lo, hi, max(k, 0), relu=i in self.qm.fused)
+        o, olo, ohi, rfn, self.gadgets[i] = G.rescale(self.sys, name, lc, lo, hi, max(k, 0), relu=i in self.qm.fused)
         shape = L.shape
         t = T(o.reshape(*shape), olo.reshape(shape), ohi.reshape(shape))
 

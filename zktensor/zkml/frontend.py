@@ -40,9 +40,9 @@ def location(node) -> str:
     stack = node.meta.get("nn_module_stack") or {}
     if stack:
         path, cls = list(stack.values())[-1]
-        path = str(path).replace("L['self'].", "").replace("L['self']", "<model>")
+        path = str(path).replace("L['self'].", "").replace("L['self']", "")
         name = cls.__name__ if isinstance(cls, type) else str(cls).rsplit(".", 1)[-1]
-        return f"'{path}' ({name})"
+        return f"'{path}' ({name})" if path else f"the forward of {name}"
     trace = (node.meta.get("stack_trace") or "").strip().splitlines()
     return trace[-1].strip() if trace else f"node {node.name}"
 
