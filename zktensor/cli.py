@@ -1,9 +1,9 @@
 """The ``zktensor`` command line.
 
     zktensor prove circuit.zkey witness.wtns proof.json public.json [--r1cs circuit.r1cs]
-                   [--verify] [--no-check] [--profile] [--trace trace.json] [--device cpu|cuda]
-                   (the witness is checked: against the .r1cs with the failing constraint's
-                   index when --r1cs is given, else by verifying the proof before writing it)
+                   [--no-verify] [--no-check] [--profile] [--trace trace.json] [--device cpu|cuda]
+                   (the witness is checked against the .r1cs, naming the failing constraint,
+                   when --r1cs is given; the proof is verified before it is written)
     zktensor verify verification_key.json public.json proof.json
     zktensor setup circuit.r1cs circuit.zkey [--vk verification_key.json] [--curve bn254|bls12_381]
     zktensor demo [--profile] [--trace trace.json] [--out DIR]
@@ -12,7 +12,10 @@
 success (``verify``: 0 valid, 1 invalid); 1 when proving fails (a witness that
 does not satisfy the circuit, a file that is not what it should be); 2 for bad
 usage and, for ``verify``, for inputs that are not a key, public signals and a
-proof at all (so 1 keeps snarkjs's meaning, "invalid proof").
+proof at all (so 1 keeps snarkjs's meaning, "invalid proof"); 3 for an unexpected
+error, reported on one line (``ZKTENSOR_TRACEBACK=1`` shows the traceback); 130
+when interrupted. ``prove`` checks its output paths before any work and verifies
+every proof before writing it (``--no-verify``: not).
 
 Subcommands are the entries of ``COMMANDS``: name -> ``Command(help, configure,
 run)``, where ``configure(parser)`` adds the arguments and ``run(args)`` returns the
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -52,7 +56,15 @@ def register(name: str, help: str, configure, run) -> None:
     COMMANDS[name] = Command(help, configure, run)
 
 
+TRACEBACK_ENV = "ZKTENSOR_TRACEBACK"
+INTERNAL_ERROR = 3      # an unexpected exception (never 1: for verify that means "invalid proof")
+
+
 def _err(msg: str) -> None:
+    # one line, bounded: a message may quote a hostile input
+    msg = " ".join(str(msg).split())
+    if len(msg) > 600:
+        msg = msg[:560] + " ... " + msg[-30:]
     print(f"zktensor: error: {msg}", file=sys.stderr)
 
 
@@ -64,11 +76,12 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("witness", help="witness (circom .wtns)")
     p.add_argument("proof", help="where to write proof.json")
     p.add_argument("public", help="where to write public.json")
-    p.add_argument("--r1cs", help="the circuit's .r1cs: check the witness against every constraint "
-                                  "and name the first failing one (without it, the proof is verified "
-                                  "before it is written: pairings on Python ints, ~50 ms)")
-    p.add_argument("--verify", action="store_true",
-                   help="also verify the proof before writing it when --r1cs is given")
+    p.add_argument("--r1cs", help="the circuit's .r1cs: checked against the key, then the witness against "
+                                  "every constraint, naming the first failing one")
+    p.add_argument("--verify", action="store_true", help=argparse.SUPPRESS)   # the default now
+    p.add_argument("--no-verify", action="store_true",
+                   help="do not verify the proof before writing it (default: every proof is verified, "
+                        "and one that does not verify is not written)")
     p.add_argument("--no-check", action="store_true",
                    help="no witness check and no verification (as snarkjs and rapidsnark)")
     p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
@@ -88,6 +101,14 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
 
 
 def _prove(a: argparse.Namespace) -> int:
+    # outputs first, before any work: stdlib only, like the service client below
+    from .groth16.outputs import OutputError, check_outputs
+    try:
+        check_outputs([a.proof, a.public] + ([a.trace] if a.trace else []),
+                      inputs=[a.zkey, a.witness, a.r1cs], what=["proof", "public signals", "trace"])
+    except OutputError as e:
+        _err(str(e))
+        return 2
     # the service first: the client imports neither torch nor numpy (`zktensor.serve.client`)
     if not a.no_serve and not (a.trace or a.device or a.workers or a.no_helper):
         from .serve.client import prove_via_service
@@ -106,7 +127,7 @@ def _prove(a: argparse.Namespace) -> int:
                         helper=False if a.no_helper else None)
         t1 = time.perf_counter()
         prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check,
-                              verify=True if a.verify else None, profile=profile)
+                              verify=not (a.no_verify or a.no_check), profile=profile)
         t2 = time.perf_counter()
     except WitnessError as e:
         _err(str(e))
@@ -257,7 +278,17 @@ def main(argv=None) -> int:
     if cmd is None:
         _err(f"the {a.command} command is not available")
         return 2
-    return cmd.run(a)
+    try:
+        return cmd.run(a)
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Exception as e:      # a bug or an input no check foresaw: one line, not a traceback
+        if os.environ.get(TRACEBACK_ENV, "") not in ("", "0"):
+            raise
+        _err(f"{a.command} failed: {type(e).__name__}: {e} (an unexpected error; "
+             f"{TRACEBACK_ENV}=1 shows the traceback)")
+        return INTERNAL_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -38,6 +38,7 @@ batched additions per chunk of scalars).
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import time
 from dataclasses import dataclass, field as dc_field
@@ -55,6 +56,7 @@ from .formats import read_r1cs
 from .formats.curves import curve_from_name
 from .formats.points import codec
 from .formats.zkey import CoefSection, PointSection, ZKey, write_zkey
+from .outputs import check_outputs
 from .r1cs_to_qap import SparseFr, r2_form, words_to_limbs
 from .vk import export_vk
 
@@ -90,6 +92,12 @@ def setup(r1cs, zkey_path, *, vk_path=None, curve: str | None = None, device=Non
     """Write a proving key and a verification key for a circuit (see the module docstring)."""
     t_start = time.perf_counter()
     times: dict[str, float] = {}
+    if vk_path is None and zkey_path not in (None, ""):
+        p = Path(zkey_path)
+        vk_path = str(p.with_name(p.stem + ".vk.json"))
+    # before any work: outputs that would overwrite the circuit or each other are refused
+    check_outputs([zkey_path, vk_path], inputs=[r1cs] if isinstance(r1cs, (str, bytes, os.PathLike)) else [],
+                  what=["proving key", "verification key"])
 
     def mark(name, t):
         times[name] = time.perf_counter() - t
@@ -191,12 +199,9 @@ def setup(r1cs, zkey_path, *, vk_path=None, curve: str | None = None, device=Non
                 contributions=contributions, path=str(zkey_path))
     t = mark("assemble", t)
     write_zkey(zkey_path, zkey)
-    if vk_path is None:
-        p = Path(zkey_path)
-        vk_path = str(p.with_name(p.stem + ".vk.json"))
     export_vk(zkey, vk_path)
     mark("write", t)
-    del tau, alpha, beta, gamma, delta, gamma_inv, delta_inv
+    tau = alpha = beta = gamma = delta = gamma_inv = delta_inv = None    # toxic waste: drop it
     return SetupResult(str(zkey_path), str(vk_path), curve, power, n_vars, n_pub,
                        time.perf_counter() - t_start, times, zkey)
 

@@ -1,0 +1,120 @@
+"""groth16.outputs: output paths checked before work, files replaced as one set."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from zktensor.groth16 import outputs
+from zktensor.groth16.outputs import OutputError, check_outputs, write_outputs, write_proof_pair
+
+
+def _listing(d):
+    return sorted(os.listdir(d))
+
+
+def test_refuses_empty_directory_and_missing_directory(tmp_path):
+    with pytest.raises(OutputError, match="proof path is empty"):
+        check_outputs(["", tmp_path / "p.json"], what=["proof", "public signals"])
+    with pytest.raises(OutputError, match=f"{tmp_path}: is a directory"):
+        check_outputs([tmp_path])
+    missing = tmp_path / "nope" / "p.json"
+    with pytest.raises(OutputError, match=f"{missing}: directory .*nope does not exist"):
+        check_outputs([missing])
+    with pytest.raises(OutputError, match="not a regular file"):
+        check_outputs(["/dev/null"])
+    assert _listing(tmp_path) == []
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_refuses_unwritable_directory(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(OutputError, match="is not writable"):
+            check_outputs([ro / "p.json"])
+    finally:
+        ro.chmod(0o700)
+
+
+def test_refuses_inputs_and_each_other_through_links(tmp_path):
+    key = tmp_path / "c.zkey"
+    key.write_bytes(b"key")
+    link = tmp_path / "link.json"
+    link.symlink_to(key)
+    hard = tmp_path / "hard.json"
+    os.link(key, hard)
+    for out in (key, link, hard, tmp_path / "." / "c.zkey"):
+        with pytest.raises(OutputError, match="is also an input"):
+            check_outputs([out, tmp_path / "public.json"], inputs=[key, None])
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(OutputError, match="two outputs are the same file"):
+        check_outputs([tmp_path / "p.json", tmp_path / "sub" / ".." / "p.json"])
+    assert check_outputs([tmp_path / "p.json", tmp_path / "q.json"], inputs=[key]) == \
+        [str(tmp_path / "p.json"), str(tmp_path / "q.json")]
+    assert key.read_bytes() == b"key"
+
+
+def test_pair_written_together(tmp_path):
+    a, b = tmp_path / "proof.json", tmp_path / "public.json"
+    write_outputs([(a, "new a"), (b, b"new b")])
+    assert a.read_text() == "new a" and b.read_bytes() == b"new b"
+    assert oct(a.stat().st_mode & 0o777) == "0o644"
+    assert _listing(tmp_path) == ["proof.json", "public.json"]
+
+
+@pytest.mark.parametrize("old", [True, False])
+def test_failed_second_rename_puts_the_first_back(tmp_path, monkeypatch, old):
+    a, b = tmp_path / "proof.json", tmp_path / "public.json"
+    if old:
+        a.write_text("old a")
+        b.write_text("old b")
+    real = os.replace
+    calls = []
+
+    def failing(src, dst):
+        calls.append(dst)
+        if len(calls) == 2 and str(dst).endswith("public.json"):
+            raise PermissionError(13, "Permission denied")
+        return real(src, dst)
+    monkeypatch.setattr(outputs.os, "replace", failing)
+    with pytest.raises(OutputError, match=f"{b}: cannot write .*no output was changed"):
+        write_outputs([(a, "new a"), (b, "new b")])
+    if old:
+        assert a.read_text() == "old a" and b.read_text() == "old b"
+        assert _listing(tmp_path) == ["proof.json", "public.json"]
+    else:
+        assert _listing(tmp_path) == []
+
+
+def test_write_failure_names_the_users_path(tmp_path, monkeypatch):
+    a = tmp_path / "proof.json"
+    a.write_text("old")
+
+    def full(*args, **kw):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(outputs.tempfile, "mkstemp", full)
+    with pytest.raises(OutputError, match=f"^{a}: cannot write \\(No space left on device\\)"):
+        write_outputs([(a, "new")])
+    assert a.read_text() == "old"
+
+
+def test_symlinked_output_is_written_through(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "proof.json"
+    link.symlink_to(target)
+    write_outputs([(link, "new")])
+    assert link.is_symlink() and target.read_text() == "new"
+
+
+def test_proof_pair_layout(tmp_path):
+    from zktensor.algebra.curves import group
+    from zktensor.groth16.formats.json_io import Proof, read_proof, read_public
+    g1, g2 = group("bn254.g1").generator, group("bn254.g2").generator
+    proof = Proof("bn254", g1, g2, None)
+    a, b = tmp_path / "proof.json", tmp_path / "public.json"
+    write_proof_pair(a, b, proof, [1, 2])
+    assert read_proof(a) == proof and read_public(b) == [1, 2]
+    assert b.read_text() == '[\n "1",\n "2"\n]'

@@ -1,0 +1,218 @@
+"""Where a command writes its results: checked before any work, replaced as one set.
+
+    names = check_outputs([proof_path, public_path], inputs=[zkey_path, wtns_path])
+    ...                                          # the proof: minutes of work
+    write_proof_pair(proof_path, public_path, proof, public)
+
+``check_outputs`` refuses, naming the path as the user gave it: an empty path, a
+directory, a directory to write into that is missing or not writable, something
+that is not a regular file (a device, a FIFO), and an output that is an input or
+another output (the same file after resolving symbolic links, or a hard link of it).
+
+``write_outputs`` replaces several files so that they change together: every new
+file is first written in full to a temporary file beside its destination (flushed
+and fsynced), then the temporaries are renamed over the destinations one after the
+other. If a rename fails, the files already renamed get their old contents back
+(kept as hard links, or copies where the filesystem has none), so a failure at any
+point leaves all the earlier files as they were. SIGINT, SIGTERM and SIGHUP are
+held back during the renames, so that Ctrl-C or a ``kill`` leaves either the old
+set or the new one; only SIGKILL or a power cut between two renames can leave a
+mix, the window being a few system calls wide.
+
+A destination that is a symbolic link is written through it (its target is
+replaced), as ``open(path, "w")`` would. Standard library only: the prover
+service's thin client imports this module.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import stat
+import tempfile
+import threading
+from collections.abc import Sequence
+
+
+class OutputError(ValueError):
+    """An output path that cannot or must not be written; the message names it."""
+
+
+def _resolved(path: str) -> str:
+    return os.path.realpath(os.path.abspath(path))
+
+
+def _same_file(a: str, b: str) -> bool:
+    if _resolved(a) == _resolved(b):
+        return True
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+def check_output(path, what: str = "output") -> str:
+    """One output path's own checks (see the module doc); returns it as a str."""
+    if path is None or os.fspath(path) in ("", b""):
+        raise OutputError(f"{what} path is empty")
+    name = os.fsdecode(path)
+    if os.path.isdir(name):
+        raise OutputError(f"{name}: is a directory ({what} must be a file)")
+    target = _resolved(name)
+    if os.path.lexists(target):
+        try:
+            mode = os.stat(target).st_mode
+        except OSError as e:
+            raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
+        if not stat.S_ISREG(mode):
+            raise OutputError(f"{name}: exists and is not a regular file")
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        shown = os.path.dirname(name) or "."
+        raise OutputError(f"{name}: directory {shown} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        shown = os.path.dirname(name) or "."
+        raise OutputError(f"{name}: directory {shown} is not writable")
+    return name
+
+
+def check_outputs(outputs: Sequence, inputs: Sequence = (), what: Sequence[str] | None = None) -> list[str]:
+    """Check output paths before any work (module doc); ``inputs`` are the files the
+    command reads (None entries are skipped), ``what`` optional names for the outputs
+    ("proof", "public signals") used in messages about empty paths."""
+    names = [check_output(p, what[i] if what else "output") for i, p in enumerate(outputs)]
+    ins = [os.fsdecode(p) for p in inputs if p is not None and os.fspath(p) not in ("", b"")]
+    for i, name in enumerate(names):
+        for src in ins:
+            if _same_file(name, src):
+                same = "" if name == src else f" ({src})"
+                raise OutputError(f"{name}: is also an input{same}; writing it would destroy it")
+        for other in names[:i]:
+            if _same_file(name, other):
+                raise OutputError(f"{other} and {name}: two outputs are the same file")
+    return names
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT, SIGTERM and SIGHUP back (delivered on exit) in the main thread."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _fsync_dir(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_temp(name: str, data) -> str:
+    """The new content of ``name`` in a temporary file beside its target; its path."""
+    target = _resolved(name)
+    directory = os.path.dirname(target)
+    blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    except OSError as e:
+        raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            mode_bits = os.stat(target).st_mode & 0o777
+        except FileNotFoundError:
+            mode_bits = 0o644   # mkstemp's 0600 would hide a proof from its readers
+        os.chmod(tmp, mode_bits)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
+        raise
+    return tmp
+
+
+def _backup(target: str) -> str | None:
+    """A second name for the current file at ``target`` (None: there is none)."""
+    if not os.path.exists(target):
+        return None
+    backup = f"{target}.{os.getpid()}.{threading.get_ident()}.old"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(backup)
+    try:
+        os.link(target, backup)
+    except OSError:
+        shutil.copy2(target, backup)
+    return backup
+
+
+def write_outputs(items: Sequence) -> None:
+    """Replace the files of ``items`` ((path, str | bytes) pairs) as one set: all of
+    them or none (module doc). Raises OutputError naming the user's path."""
+    items = [(check_output(p), data) for p, data in items]
+    temps: list[str] = []
+    try:
+        for name, data in items:
+            temps.append(_write_temp(name, data))
+        targets = [_resolved(name) for name, _ in items]
+        backups: list[str | None] = []
+        try:
+            for name, target in zip((n for n, _ in items), targets):
+                try:
+                    backups.append(_backup(target))
+                except OSError as e:
+                    raise OutputError(f"{name}: cannot keep its old content ({e.strerror or e})") from None
+            done = 0
+            with _signals_held():
+                try:
+                    for tmp, target in zip(temps, targets):
+                        os.replace(tmp, target)
+                        done += 1
+                except OSError as e:
+                    failed = items[done][0]
+                    for j in range(done):            # put the earlier files back
+                        with contextlib.suppress(OSError):
+                            if backups[j] is not None:
+                                os.replace(backups[j], targets[j])
+                                backups[j] = None
+                            else:
+                                os.unlink(targets[j])
+                    raise OutputError(f"{failed}: cannot write ({e.strerror or e}); "
+                                      "no output was changed") from None
+        finally:
+            for b in backups:
+                if b is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(b)
+    finally:
+        for tmp in temps:
+            with contextlib.suppress(FileNotFoundError, OSError):
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+    for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
+        _fsync_dir(d)
+
+
+def write_proof_pair(proof_path, public_path, proof, public) -> None:
+    """proof.json and public.json in snarkjs's layout, replaced together.
+    ``proof``: a ``Proof`` or proof.json's dict; ``public``: ints or decimal strings."""
+    from .formats.json_io import Proof, dumps, proof_to_json, public_to_json
+    proof_doc = proof_to_json(proof) if isinstance(proof, Proof) else proof
+    write_outputs([(proof_path, dumps(proof_doc)), (public_path, dumps(public_to_json(public)))])
+
+
+__all__ = ["OutputError", "check_output", "check_outputs", "write_outputs", "write_proof_pair"]
