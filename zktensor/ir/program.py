@@ -3,8 +3,8 @@
 A `Program` is the front end's record of what the user wrote: a straight-line
 list of field operations over numbered inputs. It is plain Python (no MLIR),
 so that its text can key the kernel cache and a warm cache never imports the
-MLIR bindings. `to_mlir()` in `zktensor.ir.emit` turns it into the `field`
-dialect, where the passes take over.
+MLIR bindings. `zktensor.passes.field_io` writes it as `field` dialect text
+(`FieldFunc.from_program`), where the passes take over.
 
     @zt.jit
     def f(a, b, c):
