@@ -161,9 +161,10 @@ def test_thread_counts(monkeypatch, threads):
     not divide the sizes): the oracle's points for plain, batched, prepared and exceptional
     inputs."""
     from zktensor.kernels import elementwise, msm_reduce, msm_tree
+    from zktensor.runtime import threads as host_threads
     monkeypatch.setattr(elementwise, "SPLIT_FROM", 8)
     monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)
-    monkeypatch.setattr(elementwise, "HOST_SPLIT", 1)      # digits and sort shared too
+    monkeypatch.setattr(host_threads, "HOST_SPLIT", 1)     # digits and sort shared too
     monkeypatch.setattr(msm_tree, "GATHER_SPLIT", 1)       # and the tree's gathers
     monkeypatch.setattr(msm_tree, "POINT_MAJOR_FROM", 0)   # first levels gathered point-major,
     monkeypatch.setattr(msm_tree, "PREPARED_POINT_MAJOR_FROM", 1)   # (prepared: kept so)
@@ -191,8 +192,8 @@ def test_thread_counts(monkeypatch, threads):
 def test_batched(monkeypatch, host_rows):
     """Several scalar rows over shared bases, the windows combined by the tensor Horner
     chain (host_rows=0) and on the host."""
-    from zktensor.ops import msm as msm_op
-    monkeypatch.setattr(msm_op, "HOST_COMBINE_ROWS", host_rows)
+    from zktensor.ops.msm import reduce as msm_reduce_op
+    monkeypatch.setattr(msm_reduce_op, "HOST_COMBINE_ROWS", host_rows)
     name = "bls12_381.g1"
     g = group_record(name)
     G = zt.group(name)
@@ -398,12 +399,12 @@ def test_msm_plan_rows_sorted_in_pieces(monkeypatch, cap, counting):
     compiled counting sort and by numpy's argsort."""
     from zktensor.kernels import msm_place, msm_tree
     from zktensor.runtime.threads import launch_budget
-    from zktensor.ops import msm as msm_mod
+    from zktensor.ops.msm import plan as msm_plan_mod
     if cap:
         monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
     monkeypatch.setattr(msm_place, "ENABLED", counting)
     assert msm_place.available() == counting
-    monkeypatch.setattr(msm_mod, "PIECE_MIN", 16)
+    monkeypatch.setattr(msm_plan_mod, "PIECE_MIN", 16)
     nm, n = "bn254.g1", 48
     pts = list(oracle_points(nm, n))
     pts[3] = pts[30] = None

@@ -323,11 +323,11 @@ def test_interpreted_chained_add(name):
 # -- ahead-of-time compilation for sm_90a ---------------------------------------------------
 
 
-def aot_compile(fn, block=msm_triton.BLOCK):
+def aot_compile(fn, block=msm_triton.BLOCK, num_warps=None):
     """Compile a point tile kernel (or a generated elementwise kernel) for sm_90a (in a fresh
-    process: kernels.aot)."""
+    process: kernels.aot), a point kernel with the warps it launches with."""
     sig, const = aot.elementwise_signature(fn.arg_names, block=block)
-    rep = aot.compile_kernel(fn, "sm_90a", sig, const)
+    rep = aot.compile_kernel(fn, "sm_90a", sig, const, num_warps=num_warps or 4)
     return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
 
 
@@ -388,12 +388,14 @@ def test_aot_sm90a_no_spills(name, label):
     if len(prog.meta["calls"]) == 1:
         kernels = [msm_triton.module(prog, interpret=False).point_kernel]
         block = msm_triton.BLOCK
+        warps = msm_triton.num_warps(block)
     else:                                   # a chain of elementwise kernels (KERNEL_CUTS)
         mod = prog.triton_module(False)
         kernels = [getattr(mod, c["kernel"]) for c in prog.meta["calls"]]
         block = TRITON_BLOCK
+        warps = None
     for k, fn in enumerate(kernels):
-        regs, local, spills = aot_compile(fn, block)
+        regs, local, spills = aot_compile(fn, block, warps)
         assert local == 0 and spills == 0, f"{name} {label} kernel {k}/{len(kernels)}: {regs} registers, " \
                                            f"{local} bytes local memory, {spills} spill instructions"
 

@@ -30,7 +30,7 @@ from ..config import env
 from .cpu_isa import cpu_options
 from .host_memory import keep_freed_memory
 from .triton_passes import skip_coalesce
-from ..runtime import threads as _threads
+from ..runtime import counters, threads as _threads
 from ..runtime.threads import launch_threads
 
 TRITON_BLOCK = 128
@@ -203,6 +203,7 @@ class CompiledProgram:
             return
         if not jobs:
             return
+        counters.launch()           # one launch, shared by the threads
         name = self._calls[0][0]
         fn, vfn = self._cpu_fn(name), self._cpu_fn(name, "vrun")
         slots = self._kernel_slots()
@@ -275,10 +276,11 @@ class CompiledProgram:
         n_outer = math.prod(batch[:-1]) if batch else 1
         if n_inner * n_outer == 0:
             return
-        if self.target == "triton":
-            self._launch_triton(name, ops, n_outer, n_inner)
-        else:
-            self._launch_cpu(name, ops, n_outer, n_inner)
+        with counters.kernel():
+            if self.target == "triton":
+                self._launch_triton(name, ops, n_outer, n_inner)
+            else:
+                self._launch_cpu(name, ops, n_outer, n_inner)
 
     def _launch_triton(self, name, ops, n_outer, n_inner):
         interpret = ops[0][0].device.type != "cuda"

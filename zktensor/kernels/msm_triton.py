@@ -29,12 +29,22 @@ import threading
 import torch
 
 from ..ir import ec as E
+from ..runtime import counters
 from . import cache, msm_ec
 from .elementwise import load_triton_module, triton_cdiv, triton_mode
 from .triton_passes import skip_coalesce
 
 BLOCK = 64
+WARPS_OF = 32           # one column a thread: num_warps = BLOCK // 32, so no warp repeats another's columns
 TEMPLATE_VERSION = "1"
+
+
+def num_warps(block: int) -> int:
+    """Warps for a point kernel of `block` columns: one column a thread (a point kernel's
+    tile is [BLOCK, LP] words, and its layout spreads the BLOCK rows over the threads)."""
+    if block < WARPS_OF or block % WARPS_OF:
+        raise ValueError(f"point kernels take BLOCK a multiple of {WARPS_OF}, got {block}")
+    return block // WARPS_OF
 
 
 def _split_words(t, words, names, lines, tag):
@@ -162,12 +172,13 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
     interpret = dev.type != "cuda"
     kernel = module(compiled, interpret).point_kernel
     grid = (triton_cdiv(m, BLOCK),)
-    if interpret:
-        with triton_mode(True):
-            kernel[grid](*args, m, BLOCK=BLOCK)
-    else:
-        with skip_coalesce():
-            kernel[grid](*args, m, BLOCK=BLOCK)
+    with counters.kernel():
+        if interpret:
+            with triton_mode(True):
+                kernel[grid](*args, m, BLOCK=BLOCK)
+        else:
+            with skip_coalesce():
+                kernel[grid](*args, m, BLOCK=BLOCK, num_warps=num_warps(BLOCK))
     return outs
 
 

@@ -176,6 +176,8 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
     axes += [Axis("tree_block", [4, 8]), Axis("inverse_block", [4, 8])]      # against 2, 2
     if device.type == "cuda":
         axes.append(Axis("strategy", ["int32", "fp64"]))
+        # the device MSM's point kernels: columns a program, warps = block // 32 (one column a thread)
+        axes.append(Axis("block", [32, 128]))                  # against MSMConfig's 64
     else:
         auto = auto_strategy(group, device)
         base["strategy"] = auto

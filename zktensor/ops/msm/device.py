@@ -1,0 +1,207 @@
+"""The MSM on the Triton target: a short, fixed sequence of launches over device tensors.
+
+The host enqueues and never reads a value back before the result: every size below is a
+worst-case bound fixed by (n, batch, window, segment), so the number of launches depends
+on those alone, and none of them waits for the device.
+
+1. Digits: the scalars (standard form, from `from_mont` on the device) are cut into W
+   windows of C bits and recoded to signed digits in closed form, d_t = w_t + b_(tC-1) -
+   2^C·b_((t+1)C-1) (b_i bit i of the scalar; the sum telescopes to the scalar, and
+   |d_t| <= 2^(C-1)), by torch integer operations over all windows at once.
+2. Sort: each (row, digit) entry gets the key row·N + |d| - 1 (row = batch·W + window,
+   N = 2^(C-1) buckets a row; a zero digit sorts past every bucket) and one `torch.sort`
+   orders all entries; `searchsorted` gives every bucket's first entry.
+3. Accumulation in rounds (`kernels.msm_device.accumulate`): a lane adds at most S
+   entries of one bucket in a loop inside the kernel (mixed signs resolved by negating in
+   registers), so a bucket of c entries takes ceil(c/S) lanes; round r + 1 sums round r's
+   segments of each bucket the same way, until every bucket is one sum (R rounds, S^R >=
+   the most entries a bucket can hold). The segment counts of all rounds follow from the
+   first round's bucket sizes by ceil(c/S^r), computed before any kernel runs.
+4. Reduction (`bucket_reduce`, `window_sums`): running sums over blocks of LB buckets, one
+   lane a block, then a small scan over the blocks of each row.
+5. Windows (`combine`): Horner, C doublings between windows.
+
+Exceptional additions (P + P, P - P, the identity) are resolved inside the kernels
+(`msm_device.padd`), never on the host.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as Fn
+
+from ...config import choose
+from ...kernels import msm_device
+from ...kernels.elementwise import triton_cdiv, triton_mode
+from ...kernels.triton_passes import skip_coalesce
+from ...points import PointTensor
+from ...runtime import counters
+from ...tensor import FieldTensor
+
+from .model import MSMConfig, n_windows
+from .scalars import scalar_words
+
+INTERPRET_BLOCK = 1 << 14       # lanes a program under the interpreter (its cost is per program)
+
+
+def on_device(device) -> bool:
+    """Whether MSMs over tensors on this device run the device program (the Triton target)."""
+    return choose(torch.device(device).type)[1] == "triton"
+
+
+def device_window(n: int, bits: int, batch: int = 1) -> int:
+    """C for the device program: entries (n·W) against buckets (W·2^(C-1)), by the same
+    balance as the CPU model but with a bucket costing about as much as an entry."""
+    best = None
+    for c in range(2, 17):
+        W = n_windows(bits, c)
+        v = batch * n * W + 2 * batch * W * (1 << (c - 1))
+        if best is None or v < best[0]:
+            best = (v, c)
+    return best[1]
+
+
+def layout(n: int, B: int, C: int, W: int, S: int) -> dict:
+    """The static shape of one device MSM: rows, buckets, rounds and lanes per round (worst
+    cases: every digit nonzero, a bucket may hold all n entries of its row)."""
+    N = 1 << (C - 1)
+    rows = B * W
+    NB = rows * N
+    R = max(1, math.ceil(math.log(max(n, 2)) / math.log(S) - 1e-9))
+    while S ** R < n:
+        R += 1
+    lanes, entries = [], rows * n
+    for _ in range(R):
+        lanes.append(-(-entries // S) + NB)
+        entries = lanes[-1]
+    LB = 1 << ((C - 1) // 2)            # buckets a lane walks in the reduction
+    return dict(N=N, rows=rows, NB=NB, R=R, lanes=lanes, LB=LB, KB=N // LB)
+
+
+_consts: dict = {}
+
+
+def _const(key, make):
+    v = _consts.get(key)
+    if v is None:
+        v = _consts[key] = make()
+    return v
+
+
+def signed_digits(words: torch.Tensor, C: int, W: int) -> torch.Tensor:
+    """Signed digits (W, m) int64 of scalars given as standard-form words (Lr, m) int32,
+    windows of C bits, by step 1's closed form (no carry chain)."""
+    Lr, m = words.shape
+    dev = words.device
+    idx, sh = _const(("digits", C, W, Lr, str(dev)), lambda: (
+        torch.tensor([t * C // 32 for t in range(W)] + [t * C // 32 + 1 for t in range(W)], device=dev),
+        torch.tensor([[t * C % 32] for t in range(W)], dtype=torch.int64, device=dev)))
+    w = Fn.pad(words.to(torch.int64) & 0xFFFFFFFF, (0, 0, 0, 2))       # two zero words past the top
+    lohi = w.index_select(0, idx)
+    win = ((lohi[:W] | (lohi[W:] << 32)) >> sh) & ((1 << C) - 1)
+    top = win >> (C - 1)
+    return win + Fn.pad(top[:-1], (0, 0, 1, 0)) - (top << C)
+
+
+def _launch(kernel, grid, args, meta, interpret: bool, block: int):
+    with counters.kernel():
+        if interpret:
+            with triton_mode(True):
+                kernel[grid](*args, **meta, BLOCK=block)
+        else:
+            with skip_coalesce():
+                kernel[grid](*args, **meta, BLOCK=block, num_warps=msm_device_warps(block))
+
+
+def msm_device_warps(block: int) -> int:
+    from ...kernels.msm_triton import num_warps
+    return num_warps(block)
+
+
+def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | None = None,
+               bits: int | None = None):
+    """sum_i k_i·P_i for scalars (a FieldTensor (n,) or (B, n) of the scalar field on the
+    points' device, or Python ints) and 1-D points, on the Triton target: a PointTensor
+    of shape (B,). `bits`: scalars are below 2^bits (default: r's bits), fewer windows."""
+    dev = points.device
+    n = points.shape[0]
+    words = _scalar_words(GS, scalars, dev)                  # (Lr, B, n) standard form
+    B = words.shape[1]
+    bits = bits or GS.r.bit_length()
+    C = cfg.window or device_window(n, bits, B)
+    if not 2 <= C <= 16:
+        raise ValueError(f"the device MSM takes windows of 2..16 bits, got {C}")
+    W = n_windows(bits, C)
+    S = cfg.segment
+    lay = layout(n, B, C, W, S)
+    N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
+    interpret = dev.type != "cuda"
+    block = INTERPRET_BLOCK if interpret else cfg.block
+    mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
+    L, K = GS.L, GS.K
+    # 1-2: digits, keys, sort, bucket starts
+    d = signed_digits(words.reshape(words.shape[0], B * n), C, W)       # (W, B·n): row b·W + t
+    rowbase = _const(("rowbase", B, W, N, n, str(dev)), lambda: (
+        (torch.arange(W, device=dev)[:, None] + W * torch.arange(B, device=dev)[None, :]) * N - 1
+    ).repeat_interleave(n, dim=1))
+    keys = torch.where(d != 0, d.abs() + rowbase, NB).reshape(-1)
+    sorted_keys, order = torch.sort(keys)
+    bounds, pw = _const(("bounds", NB, R, S, str(dev)), lambda: (
+        torch.arange(NB + 1, device=dev), torch.tensor([[S ** r] for r in range(1, R + 1)], device=dev)))
+    start = torch.searchsorted(sorted_keys, bounds)                    # (NB + 1,)
+    counts = start[1:] - start[:-1]
+    nseg = torch.clamp_min((counts + (pw - 1)) // pw, 1)               # (R, NB): ceil(c / S^r)
+    seg_end = torch.cumsum(nseg, dim=1)
+    starts = Fn.pad(seg_end, (1, 0))                                  # round r + 1 reads round r's
+    # 3: accumulation rounds
+    src, d_flat = points.data, d.reshape(-1)
+    log_nb = max(1, NB.bit_length())
+    for r in range(R):
+        lanes = lay["lanes"][r]
+        out = torch.empty((L, K, lanes), dtype=torch.int32, device=dev)
+        args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
+                + msm_device.strides(out) + [lanes, NB])
+        _launch(mod.accumulate, (triton_cdiv(lanes, block),), args,
+                dict(LOG_NB=log_nb, S=S, INDIRECT=r == 0), interpret, block)
+        src = out
+    # 4: reduction (bucket (row, v) is column row·N + v - 1 of the last round's output)
+    KB, LB = lay["KB"], lay["LB"]
+    sa = torch.empty((L, K, rows * KB), dtype=torch.int32, device=dev)
+    sr = torch.empty_like(sa)
+    _launch(mod.bucket_reduce, (triton_cdiv(rows * KB, block),),
+            msm_device.strides(src) + msm_device.strides(sa) + msm_device.strides(sr) + [rows * KB, N],
+            dict(KB=KB, LB=LB), interpret, block)
+    tw = torch.empty((L, K, rows), dtype=torch.int32, device=dev)
+    _launch(mod.window_sums, (triton_cdiv(rows, block),),
+            msm_device.strides(sa) + msm_device.strides(sr) + msm_device.strides(tw) + [rows],
+            dict(KB=KB, LOG_LB=LB.bit_length() - 1), interpret, block)
+    # 5: windows
+    res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
+    _launch(mod.combine, (triton_cdiv(B, block),), msm_device.strides(tw) + msm_device.strides(res) + [B],
+            dict(W=W, C=C), interpret, block)
+    if stats is not None:
+        stats.update(window=C, windows=W, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
+                     reduce_blocks=KB, path="device")
+    return PointTensor(GS, res)
+
+
+def _scalar_words(GS, scalars, dev) -> torch.Tensor:
+    """Standard-form words (Lr, B, n) on the device: a FieldTensor through `from_mont` on the
+    device; Python ints checked and converted on the host (they are host data), then
+    uploaded once."""
+    Fr = GS.Fr
+    if isinstance(scalars, FieldTensor):
+        if scalars.F != Fr:
+            raise ValueError(f"{GS.name}: scalars must be {Fr.name} elements, got {scalars.F.name}")
+        if scalars.data.device != dev:
+            raise ValueError(f"scalars on {scalars.data.device}, points on {dev}: put both on one device")
+        from ..elementwise import from_mont
+        data = scalars.data
+        if data.dim() == 2:
+            data = data.reshape(data.shape[0], 1, data.shape[1])
+        return from_mont(Fr, data)
+    w = scalars if isinstance(scalars, np.ndarray) else scalar_words(GS, scalars)   # (B, n, Lr), < r
+    t = torch.from_numpy(w.view("<i4").transpose(2, 0, 1).copy())
+    return t.to(dev)

@@ -1,0 +1,123 @@
+"""The knobs of `msm` (`MSMConfig`) and the cost model that fills the ones left None:
+the window from Pippenger's cost (entries through the bucket tree plus buckets through the
+reduction), the suffix reduction's chunks, and the CPU target's multiplication strategy."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ...points import GroupSpace
+
+MAX_WINDOW = 20          # the cost model's widest window (N = 2^19 buckets a row; 2^18
+                         # scalars at M = 1 choose c = 17)
+
+
+@dataclass(frozen=True)
+class MSMConfig:
+    """The knobs of `msm`, for callers and the autotuner. None means: chosen by the cost model.
+
+    window       c, bits per signed-digit window (2..MAX_WINDOW = 20)
+    reduction    bucket reduction: "halving" (batch-affine, `msm_reduce.reduce_halving`) or
+                 "suffix" (blocked XYZZ suffix sums, `msm_reduce.reduce_buckets`)
+    chunks       K, lanes per bucket row in the suffix reduction (power of two <= 2^(c-1)); it
+                 also shapes the bucket offsets
+    checkpoint   M for `msm_prepare`: windows between stored weighted bases
+    sparse       choose the window for the scalars other than 0 and 1 (zeros are always
+                 dropped, and a one is always a single entry of bucket 1)
+    offset       put an offset point in every bucket (see module docstring)
+    tree_block   pairs per block in a tree level's fused inversion+addition launches
+    inverse_block  B of the blocked batch inversion of the block products (`kernels.msm_inverse`)
+                 Both 2: every (tree_block, inverse_block) does ~6 products an addition, and
+                 the smaller blocks keep the down kernel's operands in registers (diagnostic
+                 A/B, 2-core VM, 2 threads, 2026-11-22: BN254 G1 2^16 171-212 ms against
+                 195-222 ms for 4/4, 2^18 556-600 against 590-664; BN254 G2 2^14 139-154
+                 against 144-157). Not measured on a GPU.
+    cost_affine / cost_bucket   cost-model weights: one batch-affine addition, and one
+                 bucket's share (its offset entry and its suffix-sum step), in the same unit
+                 (measured on the CPU target: a tree addition ~120 ns, a bucket ~310 ns a thread)
+    strategy     multiplication strategy of every kernel; None: `auto_strategy`
+    block        Triton target: columns (threads) a program of the device MSM's point kernels;
+                 num_warps = block // 32, one column a thread
+    segment      Triton target: entries a lane of the accumulation kernel adds in its loop (a
+                 bucket longer than that is cut into segments, summed again in later rounds)
+    """
+    window: int | None = None
+    chunks: int | None = None
+    reduction: str = "halving"
+    checkpoint: int | None = None
+    sparse: bool = True
+    offset: bool = True
+    tree_block: int = 2
+    inverse_block: int = 2
+    cost_affine: float = 1.0
+    cost_bucket: float = 2.6
+    strategy: str | None = None
+    block: int = 64
+    segment: int = 16
+
+    def __post_init__(self):
+        if self.reduction not in REDUCTIONS:
+            raise ValueError(f"MSMConfig.reduction must be one of {REDUCTIONS}, got {self.reduction!r}")
+        if self.block < 32 or self.block & (self.block - 1):
+            raise ValueError(f"MSMConfig.block must be a power of two >= 32, got {self.block}")
+        if self.segment < 2:
+            raise ValueError(f"MSMConfig.segment must be at least 2, got {self.segment}")
+
+
+REDUCTIONS = ("halving", "suffix")
+
+
+def auto_strategy(GS: GroupSpace, device) -> str | None:
+    """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels, for every group
+    (measured 2026-11-21, one thread, dense scalars: BN254 G1 about 4x the int64 kernels'
+    throughput on the tree and reduction kernels; BN254 G2 2^14 181 ms vs 460 ms;
+    MNT4-753 G1 2^10 166 ms vs 374 ms); else the default. None elsewhere (the device's
+    default). G2 and MNT4-753 used int64 until limbs-to-cpu kept the scalar tail loop's
+    body a call: LLVM's loop vectorizer had taken > 40 min on their inlined bodies."""
+    if torch.device(device).type != "cpu":
+        return None
+    try:
+        from ...kernels.cpu_isa import cpu_options
+    except ImportError:
+        return None
+    o = cpu_options("fp64")
+    return "fp64" if o.get("lanes") == 8 and o.get("ifma") else None
+
+
+def n_windows(bits: int, c: int) -> int:
+    """Windows for signed digits of a `bits`-bit scalar: the recoding's final carry fits."""
+    return -(-(bits + 1) // c)
+
+
+def cost(n: int, bits: int, c: int, rows_per_batch: int | None = None, batch: int = 1,
+         cfg: MSMConfig = MSMConfig()) -> float:
+    """Modelled cost of Pippenger with window c: entries through the batch-affine tree plus
+    buckets through the reduction (a bucket row per window, or per round when consolidated)."""
+    W = n_windows(bits, c)
+    rows = W if rows_per_batch is None else rows_per_batch
+    N = 1 << (c - 1)
+    entries = batch * n * W * (1 - 1.0 / (1 << c))
+    return cfg.cost_affine * entries + cfg.cost_bucket * batch * rows * N
+
+
+def choose_window(n: int, bits: int, batch: int = 1, checkpoint: int | None = None,
+                  cfg: MSMConfig = MSMConfig()) -> int:
+    best = None
+    for c in range(2, MAX_WINDOW + 1):
+        W = n_windows(bits, c)
+        rows = W if checkpoint is None else min(checkpoint, W)
+        v = cost(n, bits, c, rows, batch, cfg)
+        if best is None or v < best[0]:
+            best = (v, c)
+    return best[1]
+
+
+def choose_chunks(N: int) -> int:
+    """K ~ sqrt(N): Lc + K launches in the reduction."""
+    return 1 << ((N.bit_length() - 1) // 2)
+
+
+def check_window(c):
+    if not 2 <= c <= MAX_WINDOW:
+        raise ValueError(f"window must be in [2, {MAX_WINDOW}], got {c}")

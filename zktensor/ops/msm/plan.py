@@ -1,0 +1,194 @@
+"""The plan of an MSM on the CPU target: signed digits of every scalar that goes through the
+buckets, sorted by bucket with a counting sort per row (compiled loops, or numpy's radix
+argsort) and laid out for the batch-affine bucket tree (`kernels.msm_tree`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...runtime.threads import host_parallel, launch_threads
+
+from .scalars import signed_digits
+
+PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
+
+
+@dataclass
+class MSMPlan:
+    """The scalar side of MSMs against prepared bases (`msm_plan`): the scalars' signed digits
+    sorted into the bucket tree's layout. It depends on the scalars and on the bases'
+    geometry (`key`: n, window, checkpoints, bucket offsets) only, not on the points, so
+    MSMs of one scalar vector against several sets of bases (Groth16's A, B1 and C in G1
+    and B2 in G2) make it once."""
+    key: tuple | None
+    tree: object            # `msm_tree.TreePlan`: every digit's table column, in bucket order
+    heavy: bool             # a bucket past RANK_CAP (cut into pieces)
+    Bt: int                 # batch rows (MSMs)
+    K: int                  # chunks of the suffix reduction
+    round_off: list         # bit offset of round m
+    widths: list            # of the windows
+    J: int                  # checkpoints
+    entries: int
+    ones: int = 0
+    dense: int = 0
+    squeeze: bool = False   # `msm` returns one point, not a (1,) batch
+
+    @property
+    def rows(self) -> int:
+        """Bucket rows: round m of batch row b is row m·Bt + b."""
+        return len(self.round_off) * self.Bt
+
+    @property
+    def N(self) -> int:
+        """Buckets a row."""
+        return 1 << (max(self.widths) - 1)
+
+
+def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
+    """Digits, sort and bucket layout of `_pippenger`'s jobs."""
+    from ...kernels.msm_tree import Clock
+    clock = Clock(stats)
+    Bt = len(jobs)
+    Lr = Fr.limbs
+    r = Fr.p
+    c = max(widths)
+    N = 1 << (c - 1)
+    W = len(widths)
+    round_off = [sum(widths[:m]) for m in range(M)]          # bit offset of round m
+    # the generator's scalar cancels the bucket offsets: sum_m 2^(off_m) sum_v v·U_v
+    if cfg.offset:
+        s = offset_total * sum(1 << o for o in round_off) % r
+        d_words = np.frombuffer(((r - s) % r).to_bytes(4 * Lr, "little"), dtype="<u4")
+    else:
+        d_words = np.zeros(Lr, dtype=np.uint32)
+    # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
+    # in the launches that sum everything else (a tree of their own took as many launches
+    # again: 2^16 sparse points, 48 ms against 15 ms for the whole combine phase)
+    cols = [np.append(np.asarray(cb, dtype=np.int64), n) for _, cb in jobs]     # + the generator
+    flat = np.concatenate([np.concatenate([np.asarray(wb, dtype=np.uint32).reshape(-1, Lr), d_words[None]])
+                           for wb, _ in jobs])
+    start = np.cumsum([0] + [len(cb) for cb in cols])
+    digits = np.zeros((J * M, len(flat)), dtype=np.int32)
+
+    def digits_of(lo, hi):
+        digits[:W, lo:hi] = signed_digits(flat[lo:hi], widths)
+    host_parallel(len(flat), digits_of, len(flat) * W)
+    # rows r = m·B + b (round m of batch b): its digits and their table columns j·(n+1) + i
+    # (checkpoint j, base i)
+    cmap = [(np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cb[None, :]).ravel() for cb in cols]
+    dgs = [digits[m::M, start[b]:start[b + 1]].ravel() for m in range(M) for b in range(Bt)]
+    cmaps = [cmap[b] for m in range(M) for b in range(Bt)]
+    clock.tick("digits")
+    tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats)
+    return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries)
+
+
+def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
+    """The bucket tree's plan for rows of signed digits dgs[r], digit i of row r selecting
+    table column cmaps[r][i] (its negation that + width; the bucket offsets U_v follow at
+    2·width): (`msm_tree.TreePlan`, whether a bucket was cut into pieces, entries). Bucket
+    v of row r is summed into column dest of the (rows·N) bucket table laid out for the
+    reduction."""
+    from ...kernels import msm_place
+    from ...kernels.msm_tree import RANK_CAP, Clock, RankBlocks, TreePlan, tree_plan
+    clock = Clock(stats)
+    rows = len(dgs)
+    n_digits = sum(len(d) for d in dgs)
+    # rows are sorted in pieces of digit positions, so that threads share even a plan of one
+    # bucket row (a prepared table with M = 1: one thread's ~25 ms of a 2^16-constraint
+    # proof). A stable sort puts a bucket's entries of an earlier piece first, so an entry's
+    # rank in its bucket is its rank in the piece plus the bucket's entries in earlier pieces.
+    parts = max(1, launch_threads() // max(rows, 1))
+    pieces = []                                      # (row, first digit, end)
+    for r in range(rows):
+        step = max(-(-len(dgs[r]) // parts), PIECE_MIN)
+        pieces += [(r, a, min(a + step, len(dgs[r]))) for a in range(0, len(dgs[r]), step)] or [(r, 0, 0)]
+    pcounts = np.empty((len(pieces), N + 1), dtype=np.int64)
+    sorted_ = [None] * len(pieces)
+    # the counting sort's compiled loops (`msm_place`), or numpy's radix argsort
+    counting = msm_place.available()
+
+    def sort_pieces(lo, hi):
+        for k in range(lo, hi):
+            r, a, b = pieces[k]
+            d = dgs[r][a:b]
+            if counting:
+                pcounts[k] = msm_place.count(d, N)
+                continue
+            mags = np.abs(d).astype(np.uint16 if N < 1 << 16 else np.uint32)
+            # each digit's table column, in digit order: one gather by the sort order later
+            # (two, of the column and of the digit's sign, cost ~2.5 ns a digit more)
+            col = cmaps[r][a:b] + (d < 0) * width
+            sorted_[k] = (col, np.argsort(mags, kind="stable"))     # a radix sort for uint16 keys
+            pcounts[k] = np.bincount(mags, minlength=N + 1)
+    host_parallel(len(pieces), sort_pieces, n_digits)
+    counts = np.zeros((rows, N + 1), dtype=np.int64)
+    prior = np.empty((len(pieces), N), dtype=np.int64)     # bucket v's entries in earlier pieces
+    for k, (r, _, _) in enumerate(pieces):
+        prior[k] = counts[r, 1:]
+        counts[r] += pcounts[k]
+    lens = counts[:, 1:].ravel() + (1 if cfg.offset else 0)     # segments (row, v) in order
+    S = rows * N
+    # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
+    # (halving: K = 1, i.e. (v - 1)·rows + row)
+    Lc = N if cfg.reduction == "halving" else N // K
+    v0 = np.tile(np.arange(N, dtype=np.int64), rows)
+    rr = np.repeat(np.arange(rows, dtype=np.int64), N)
+    dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
+
+    def entries(k):
+        """Piece k's nonzero digits in bucket order: their table columns, and per bucket v
+        its count among them (`np.repeat(x, c)` is x[v - 1] for each), and their ranks in
+        the row's buckets."""
+        col, order = sorted_[k]
+        o = order[pcounts[k, 0]:]                                # digit 0 sorts first: dropped
+        c = pcounts[k, 1:]
+        rank = np.arange(len(o), dtype=np.int64) + np.repeat(prior[k] - (np.cumsum(c) - c), c)
+        return np.take(col, o), c, rank
+    heavy = bool(lens.max() > RANK_CAP)
+    if heavy:        # a heavy bucket (the scalars 1): the pieces of segment_sums
+        idx = np.empty(int(lens.sum()), dtype=np.int64)
+        ends = np.cumsum(lens)
+        seg0 = ends - lens                                        # segment (r, v)'s first index
+
+        def fill(lo, hi):
+            for k in range(lo, hi):
+                r, a, b = pieces[k]
+                if counting:
+                    msm_place.place(dgs[r][a:b], cmaps[r][a:b], width, prior[k], seg0[r * N:(r + 1) * N], idx)
+                else:
+                    cols, c, rank = entries(k)
+                    idx[np.repeat(seg0[r * N:(r + 1) * N], c) + rank] = cols
+                if cfg.offset and a == 0:   # each segment: its entries, then its offset U_v
+                    idx[ends[r * N:(r + 1) * N] - 1] = 2 * width + np.arange(N, dtype=np.int64)
+        host_parallel(len(pieces), fill, S + n_digits)
+        clock.tick("sort")
+        tree = tree_plan(idx, lens, dest, S)
+        clock.tick("tree_index")
+    else:
+        # the rank-major layout straight from the sorted digits: entry i of bucket (r, v) goes
+        # to column off[i] + pos[(r, v)], the offset U_v last (`msm_tree.rank_sums`)
+        blocks = RankBlocks.of(lens)
+        pos = np.empty(S, dtype=np.int64)
+        src = None
+        if blocks is not None:          # (None: no entries at all)
+            pos[blocks.order] = np.arange(S, dtype=np.int64)
+            src = np.zeros(blocks.total, dtype=np.int64)
+
+        def place(lo, hi):
+            for k in range(lo, hi):
+                r, a, b = pieces[k]
+                p = pos[r * N:(r + 1) * N]
+                if counting:
+                    msm_place.place(dgs[r][a:b], cmaps[r][a:b], width, prior[k], p, src, blocks.off)
+                else:
+                    cols, c, rank = entries(k)
+                    src[blocks.off[rank] + np.repeat(p, c)] = cols
+                if cfg.offset and a == 0:
+                    src[blocks.off[counts[r, 1:]] + p] = 2 * width + np.arange(N, dtype=np.int64)
+        if blocks is not None:
+            host_parallel(len(pieces), place, S + n_digits)
+        clock.tick("sort")
+        tree = TreePlan(blocks, src, dest, S)
+    return tree, heavy, int(lens.sum())
