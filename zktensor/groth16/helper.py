@@ -1,17 +1,15 @@
 """A helper process that runs some of a proof's MSMs beside the prover's own thread (CPU).
 
 Why a process: the MSM kernels are compiled and drop the GIL, but each launch's
-Python half (slicing, index arithmetic, the tree's level loop) holds it. Two MSM
-threads of one process queue for it: on the 2-core VM a 2^16 proof's G2 MSM took
-269-351 ms beside a G1 MSM thread against 234-262 ms alone (and 245-259 ms beside
-one in another process), and the 2^12 proof's three MSM nodes, 148 ms one after the
-other, took 135 ms on two threads. A forked child has its own interpreter, so the
-two halves of the proof contend only for the cores.
+Python half (slicing, index arithmetic, the tree's level loop) holds it, so two MSM
+threads of one process queue for it and an MSM beside another runs slower than
+alone, and slower than beside one in another process. A forked child has its own
+interpreter, so the two halves of the proof contend only for the cores.
 
 Why fork: the child starts as a copy of the prover, resident tables included, with
-no copy made (copy-on-write; nothing writes the tables) and no pickling, in a few
-milliseconds where a spawned interpreter would import torch (~1.5 s) and need the
-tables put into shared memory. Forking a process that has threads is safe only for
+no copy made (copy-on-write; nothing writes the tables) and no pickling, where a
+spawned interpreter would import torch first and need the tables put into shared
+memory. Forking a process that has threads is safe only for
 a child that does not touch what those threads were doing, so the child uses none
 of the parent's thread pools (it makes its own, for the threads each request grants
 its launches) and sets torch to one thread (torch's OpenMP pool is not fork-safe).

@@ -12,11 +12,9 @@ block's points stay in L1 while every row takes its word of them:
         for each row r:  dst[r, a:b] = gather(t + r·row_stride, idx[a:b]·col_stride)
 
 (row_stride 1, col_stride C.) The loops are MLIR (`cpu_code`), compiled once into the
-kernel cache. Diagnostics on the 2-core VM (interleaved in one process, 2 threads):
-2^16-constraint proof 588-611 ms against 628-661 with numpy's gather; BN254 G1 2^20
-MSM 1365-1400 ms against 1420-1476. The same loops over a limb-major table
-(row_stride m, col_stride 1) were no faster than numpy's take row by row (2^16 MSM
-126-144 ms against 120-124), so `take_cols` keeps numpy's there.
+kernel cache. Over a limb-major table (row_stride m, col_stride 1) a row is already
+contiguous and the same loops gain nothing over numpy's take row by row, so
+`take_cols` keeps numpy's there.
 
 Order in this file: kernel (MLIR text), host wrapper.
 """

@@ -517,9 +517,9 @@ def _give_back(buf):
 
 
 def default_rows_log(log_n: int) -> int:
-    """Rows of the column pass: a little over half the stages (measured on a
-    Zen 4: the column pass does more stages per load, the row pass's tile
-    stays in L2), at least 2^3 rows and columns."""
+    """Rows of the column pass: a little over half the stages (the column pass
+    does more stages per load, and the row pass's tile still fits in L2), at
+    least 2^3 rows and columns."""
     return max(3, min(log_n - 3, log_n // 2 + 1))
 
 
