@@ -22,14 +22,15 @@ log "building the wheel"
 wheel=("$work"/dist/zktensor-*.whl)
 
 log "installing $(basename "${wheel[0]}") into a fresh environment"
-"$PY" -m venv --system-site-packages "$work/env"
+# --without-pip: .venv's pip installs into it (pip --python), which saves making a pip here
+"$PY" -m venv --system-site-packages --without-pip "$work/env"
 env_py="$work/env/bin/python"
 # .venv's packages after the fresh environment's own, so that the wheel's zktensor wins
 # over .venv's editable one (a path line in a .pth file is added as it is; the .pth
 # files inside .venv's site-packages, the editable hook among them, are not run)
 own_site="$("$env_py" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
 "$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))' > "$own_site/zktensor-deps.pth"
-"$env_py" -m pip install --quiet --no-deps --no-index "${wheel[0]}"
+"$PY" -m pip --python "$env_py" install --quiet --no-deps --no-index "${wheel[0]}"
 
 # Every module of the source tree, by name: each must come from the install.
 modules="$(cd "$ROOT" && find zktensor -name '*.py' ! -path '*/__pycache__/*' | sort \
