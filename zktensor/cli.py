@@ -49,6 +49,7 @@ COMMANDS: dict[str, Command] = {}
 LAZY: dict[str, tuple[str, str]] = {
     "bench": ("zktensor.bench_cli", "run the benchmarks (bench/)"),
     "autotune": ("zktensor.tune.cli", "tune kernel parameters for this device"),
+    "zkml": ("zktensor.zkml.cli", "compile a PyTorch model (torch.export .pt2) to a circuit and witness"),
 }
 
 
