@@ -17,8 +17,18 @@ trap 'rm -rf "$work"' EXIT
 log() { printf '[wheel %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 log "building the wheel"
+# From a copy of the source files (git's view: tracked, or new and not ignored): setuptools
+# builds in the source directory, and a module deleted since an earlier build would
+# still be in its build/ and so in the wheel.
+mkdir "$work/src"
+if git -C "$ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    (cd "$ROOT" && git ls-files -z --cached --others --exclude-standard \
+        | xargs -0 -I{} sh -c 'test ! -e "$1" || echo "$1"' _ {} | tar -cf - -T -) | tar -xf - -C "$work/src"
+else
+    (cd "$ROOT" && tar -cf - --exclude=./.venv --exclude=./build --exclude='*.egg-info' .) | tar -xf - -C "$work/src"
+fi
 # --no-build-isolation: build with .venv's setuptools rather than a downloaded one
-"$PY" -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir "$work/dist" "$ROOT"
+"$PY" -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir "$work/dist" "$work/src"
 wheel=("$work"/dist/zktensor-*.whl)
 
 log "installing $(basename "${wheel[0]}") into a fresh environment"
