@@ -133,3 +133,72 @@ def test_dumps_matches_bfj_itself(fixtures, tmp_path):
                     json.dumps(value)], check=True, timeout=60)
     assert dumps(value) == out.read_text(encoding="utf-8")
     assert public_to_json([1, 2]) == ["1", "2"]
+
+
+# -- hostile files and what snarkjs accepts ---------------------------------------------
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[" * 100000 + "]" * 100000, "nested deeper than 32"),
+    ("[" * 5000, "nested deeper than 32"),
+    ('["1", NaN]', "not valid JSON"),
+    ("\ufeff[]", "not valid JSON"),
+    ("[" + "9" * 5000 + "]", r"\[0\]: expected a decimal number string, got the JSON number 999"),
+    ('["' + "9" * 5000 + '"]', r"\[0\]: a number of 5000 digits, out of range"),
+    ('["-1"]', "expected a decimal number string"),
+    ("[5]", "got the JSON number 5"),
+])
+def test_hostile_public_json_is_one_line_naming_the_file(tmp_path, text, message):
+    path = tmp_path / "public.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(FormatError, match=message) as e:
+        read_public(path)
+    assert str(e.value).startswith(str(path)) and "\n" not in str(e.value) and len(str(e.value)) < 400
+
+
+def test_json_size_bound_and_not_utf8(tmp_path, monkeypatch):
+    from zktensor.groth16.formats import json_io
+    path = tmp_path / "proof.json"
+    path.write_bytes(b'["\xff"]')
+    with pytest.raises(FormatError, match="proof.json: not valid JSON .not UTF-8"):
+        read_proof(path)
+    monkeypatch.setattr(json_io, "MAX_JSON_BYTES", 10)
+    path.write_text('["1", "2", "3"]')
+    with pytest.raises(FormatError, match="proof.json: 15 bytes, more than the 10"):
+        read_proof(path)
+
+
+def test_leading_zeros_and_hex_are_numbers():
+    assert parse_int("0" * 6000 + "7", "x") == 7
+    assert parse_int("0x00ff", "x") == 255
+
+
+def test_coordinates_as_json_numbers_are_refused_like_snarkjs(tmp_path):
+    d = json.loads(json.dumps(PROOF))
+    d["pi_a"][0] = 1
+    path = tmp_path / "proof.json"
+    path.write_text(json.dumps(d))
+    with pytest.raises(FormatError, match=r"proof.json: pi_a\[0\]: .*JSON number 1"):
+        read_proof(path)
+
+
+def test_rapidsnark_proof_without_curve(tmp_path):
+    d = {k: v for k, v in PROOF.items() if k != "curve"}
+    path = tmp_path / "proof.json"
+    path.write_text(json.dumps(d))
+    p = read_proof(path)
+    assert p.curve is None and p.pi_a == (1, 2)
+    assert "curve" not in proof_to_json(p)
+
+
+def test_vk_npublic_as_number_or_string():
+    vk = {"protocol": "groth16", "curve": "bn128", "nPublic": 0, "vk_alpha_1": ["1", "2", "1"],
+          "vk_beta_2": PROOF["pi_b"], "vk_gamma_2": PROOF["pi_b"], "vk_delta_2": PROOF["pi_b"],
+          "IC": [["1", "2", "1"]]}
+    from zktensor.groth16.formats.json_io import loads
+    assert vk_from_json(loads(json.dumps(vk), "vk.json")).n_public == 0
+    vk["nPublic"] = "0"
+    assert vk_from_json(vk).n_public == 0
+    vk["nPublic"] = 2 ** 40
+    with pytest.raises(FormatError, match="nPublic: 1099511627776 is out of range"):
+        vk_from_json(vk)

@@ -212,3 +212,27 @@ def test_stricter_than_snarkjs_on_unreduced_coordinates(fixtures, snarkjs, tmp_p
     proof["pi_a"][0] = str(int(proof["pi_a"][0]) + q)
     assert snarkjs.verify_many([(vk, pub, proof)], tmp_path) == [True]
     assert verify(vk, pub, proof) is False
+
+
+@pytest.mark.snarkjs
+def test_rapidsnark_proof_and_json_numbers_as_snarkjs(fixtures, snarkjs, tmp_path):
+    """rapidsnark's proof.json names no curve: it verifies (the key's curve). Coordinates or
+    public signals written as JSON numbers: snarkjs refuses them, and so do we."""
+    from zktensor.cli import main
+    fx = fixtures["multiplier"]
+    proof = read_json(fx.proof)
+    del proof["curve"]
+    (tmp_path / "rs_proof.json").write_text(json.dumps(proof))
+    assert verify(fx.vk, fx.public, tmp_path / "rs_proof.json") is True
+    assert snarkjs.verify_cli(fx.vk, fx.public, tmp_path / "rs_proof.json") is True
+    pub = json.loads(fx.public.read_text())
+    (tmp_path / "num_public.json").write_text("[" + ", ".join(pub) + "]")
+    text = fx.proof.read_text()
+    x = json.loads(text)["pi_a"][0]
+    (tmp_path / "num_proof.json").write_text(text.replace(f'"{x}"', x, 1))
+    for public, proof_path in ((tmp_path / "num_public.json", fx.proof),
+                               (fx.public, tmp_path / "num_proof.json")):
+        assert snarkjs.verify_cli(fx.vk, public, proof_path) is False
+        with pytest.raises(FormatError, match="JSON number"):
+            verify(fx.vk, public, proof_path)
+        assert main(["verify", str(fx.vk), str(public), str(proof_path)]) == 2

@@ -97,7 +97,7 @@ def verify(vk, public_signals, proof) -> bool:
     vk = as_vk(vk)
     proof = as_proof(proof)
     pub = as_public(public_signals)
-    if proof.curve != vk.curve:
+    if proof.curve is not None and proof.curve != vk.curve:     # None: rapidsnark's, the key's curve
         raise ValueError(f"the proof is for {proof.curve}, the verification key for {vk.curve}")
     if len(pub) != vk.n_public:
         raise ValueError(f"{len(pub)} public signals given, the verification key expects {vk.n_public}")

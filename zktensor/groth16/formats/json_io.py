@@ -14,7 +14,12 @@ stringifyBigInts(obj), {space: 1})``):
 
 Reading is about shape: a file that is not JSON, lacks a key, has the wrong
 nesting or a non-number where a number belongs raises :class:`FormatError`
-naming the file. Whether numbers are in range and points on the curve is the
+naming the file. What is read is what snarkjs reads: numbers as decimal (or 0x)
+strings; a JSON number literal where a coordinate or a public signal belongs is
+refused, as snarkjs refuses it; a proof may omit "curve" (rapidsnark's does) and
+"protocol". Hostile files are refused before they are parsed: more than
+``MAX_JSON_BYTES``, nesting deeper than ``MAX_JSON_DEPTH``; a number of more than
+``MAX_DIGITS`` digits is refused without being converted. Whether numbers are in range and points on the curve is the
 verifier's question (a wrong proof is not a malformed file).
 """
 from __future__ import annotations
@@ -74,34 +79,111 @@ def write_json(path, obj) -> None:
         f.write(text)
 
 
-def read_json(path):
-    name = os.fspath(path)
+MAX_JSON_BYTES = int(os.environ.get("ZKTENSOR_MAX_JSON_BYTES", 256 << 20))
+"""Larger JSON files are refused before they are read (a verification key with a
+million public signals is ~200 MiB)."""
+MAX_JSON_DEPTH = 32
+"""snarkjs's files nest at most 4 deep; deeper ones are refused before parsing (Python's
+parser would end in a RecursionError)."""
+MAX_DIGITS = 200
+"""Significant digits a number may have (2^384 has 116): longer ones are refused
+without converting them (Python's int() has a 4300-digit limit and is quadratic)."""
+
+
+class JsonNumber(str):
+    """A JSON integer literal as written (``5``, not ``"5"``). snarkjs reads coordinates and
+    public signals only from strings, so ``parse_int`` refuses these; counts accept them."""
+
+
+def _json_number(text: str):
+    return JsonNumber(text)
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _depth_exceeds(text: str, limit: int) -> bool:
+    """Whether brackets nest deeper than ``limit`` (strings ignored), without recursion:
+    keep only the brackets, then strip innermost pairs once per level."""
+    shape = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
+    shape = re.sub(r"[^\[\]{}]+", "", shape)
+    if re.search("[\\[{]{%d}" % (limit + 1), shape):    # a run of openers: deep even if unclosed
+        return True
+    for _ in range(limit):
+        if not shape:
+            return False
+        stripped = shape.replace("[]", "").replace("{}", "")
+        if stripped == shape:       # unbalanced: the parser will say where
+            return False
+        shape = stripped
+    return bool(shape) and ("[]" in shape or "{}" in shape)
+
+
+def loads(text: str, name: str):
+    """JSON text -> Python, for a file called ``name``: every problem one FormatError naming it."""
+    if _depth_exceeds(text, MAX_JSON_DEPTH):
+        raise FormatError(f"{name}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        with open(name, encoding="utf-8") as f:
-            return json.load(f)
-    except OSError as e:
-        raise FormatError(f"{name}: cannot read ({e.strerror or e})") from e
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        return json.loads(text, parse_int=_json_number, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
         raise FormatError(f"{name}: not valid JSON ({e})") from None
+    except (ValueError, RecursionError) as e:
+        raise FormatError(f"{name}: not valid JSON ({e})") from None
+
+
+def read_json(path):
+    name = os.fsdecode(path)
+    try:
+        with open(name, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_JSON_BYTES:
+                raise FormatError(f"{name}: {size} bytes, more than the {MAX_JSON_BYTES} a JSON input "
+                                  "may have (ZKTENSOR_MAX_JSON_BYTES)")
+            data = f.read(MAX_JSON_BYTES + 1)
+    except OSError as e:
+        raise FormatError(f"{name}: cannot read ({e.strerror or e})") from None
+    if len(data) > MAX_JSON_BYTES:
+        raise FormatError(f"{name}: more than the {MAX_JSON_BYTES} bytes a JSON input may have")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(f"{name}: not valid JSON (not UTF-8: byte {e.start})") from None
+    return loads(text, name)
 
 
 # -- numbers and points -----------------------------------------------------------
 
-_DEC = re.compile(r"-?[0-9]+")
+_DEC = re.compile(r"[0-9]+")
 _HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 
 
 def parse_int(v, where: str) -> int:
-    """A number as snarkjs's ``unstringifyBigInts`` reads it: decimal (or 0x-hex)
-    string, or a JSON integer."""
+    """A number as snarkjs's ``unstringifyBigInts`` reads it: a decimal (or 0x-hex)
+    string. A JSON number literal (``JsonNumber``) is refused, as snarkjs refuses it;
+    a Python int (from the API, not from a file) is taken as it is."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
+    if isinstance(v, JsonNumber):
+        raise FormatError(f"{where}: expected a decimal number string, got the JSON number {_short(v)} "
+                          "(snarkjs writes numbers as strings)")
     if isinstance(v, str):
-        if _DEC.fullmatch(v):
-            return int(v, 10)
-        if _HEX.fullmatch(v):
-            return int(v, 16)
-    raise FormatError(f"{where}: expected a decimal number string, got {v!r}")
+        digits = v[2:] if _HEX.fullmatch(v) else v if _DEC.fullmatch(v) else None
+        if digits is not None:
+            if len(digits.lstrip("0")) > MAX_DIGITS:
+                raise FormatError(f"{where}: a number of {len(digits)} digits, out of range")
+            return int(digits.lstrip("0") or "0", 16 if digits is not v else 10)
+    raise FormatError(f"{where}: expected a decimal number string, got {_short(v)}")
+
+
+def parse_count(v, where: str) -> int:
+    """A count such as nPublic: a JSON number (as snarkjs writes it) or a decimal string."""
+    if isinstance(v, JsonNumber):
+        v = str(v)
+    n = parse_int(v, where)
+    if n < 0 or n >= 1 << 32:
+        raise FormatError(f"{where}: {n} is out of range")
+    return n
 
 
 def _list(v, n: int, where: str) -> list:
@@ -111,7 +193,10 @@ def _list(v, n: int, where: str) -> list:
 
 
 def _short(v) -> str:
-    s = json.dumps(v)
+    try:
+        s = str(v) if isinstance(v, JsonNumber) else json.dumps(v)
+    except (TypeError, ValueError, RecursionError):
+        s = type(v).__name__
     return s if len(s) < 80 else s[:77] + "..."
 
 
@@ -157,13 +242,16 @@ def _obj(d, keys, where: str) -> dict:
     return d
 
 
-def _protocol_and_curve(d, where: str) -> str:
-    if d["protocol"] != "groth16":
-        raise FormatError(f"{where}: protocol {d['protocol']!r} is not groth16")
+def _protocol_and_curve(d, where: str) -> str | None:
+    """The curve named by ``d`` (None when it names none, as rapidsnark's proof.json)."""
+    if "protocol" in d and d["protocol"] != "groth16":
+        raise FormatError(f"{where}: protocol {_short(d['protocol'])} is not groth16")
+    if "curve" not in d:
+        return None
     try:
         return curve_from_name(d["curve"])
     except (ValueError, TypeError):
-        raise FormatError(f"{where}: unknown curve {d['curve']!r} (expected bn128 or bls12381)") from None
+        raise FormatError(f"{where}: unknown curve {_short(d['curve'])} (expected bn128 or bls12381)") from None
 
 
 # -- proof.json ---------------------------------------------------------------------
@@ -171,7 +259,7 @@ def _protocol_and_curve(d, where: str) -> str:
 
 @dataclass(frozen=True)
 class Proof:
-    curve: str     # "bn254" | "bls12_381"
+    curve: str | None   # "bn254" | "bls12_381"; None: the file named none (rapidsnark's)
     pi_a: tuple    # G1
     pi_b: tuple    # G2
     pi_c: tuple    # G1
@@ -179,19 +267,23 @@ class Proof:
 
 
 def proof_from_json(d, where: str = "proof") -> Proof:
-    d = _obj(d, ("pi_a", "pi_b", "pi_c", "protocol", "curve"), where)
+    """snarkjs's proof.json, or rapidsnark's, which names no curve (the key's is meant)."""
+    d = _obj(d, ("pi_a", "pi_b", "pi_c"), where)
     curve = _protocol_and_curve(d, where)
     return Proof(curve, g1_from_json(d["pi_a"], f"{where}: pi_a"),
                  g2_from_json(d["pi_b"], f"{where}: pi_b"), g1_from_json(d["pi_c"], f"{where}: pi_c"))
 
 
 def proof_to_json(p: Proof) -> dict:
-    return {"pi_a": g1_to_json(p.pi_a), "pi_b": g2_to_json(p.pi_b), "pi_c": g1_to_json(p.pi_c),
-            "protocol": "groth16", "curve": SNARKJS_NAME[p.curve]}
+    d = {"pi_a": g1_to_json(p.pi_a), "pi_b": g2_to_json(p.pi_b), "pi_c": g1_to_json(p.pi_c),
+         "protocol": "groth16"}
+    if p.curve is not None:
+        d["curve"] = SNARKJS_NAME[p.curve]
+    return d
 
 
 def read_proof(path) -> Proof:
-    return proof_from_json(read_json(path), os.fspath(path))
+    return proof_from_json(read_json(path), os.fsdecode(path))
 
 
 def write_proof(path, proof: Proof) -> None:
@@ -212,7 +304,7 @@ def public_to_json(values) -> list[str]:
 
 
 def read_public(path) -> list[int]:
-    return public_from_json(read_json(path), os.fspath(path))
+    return public_from_json(read_json(path), os.fsdecode(path))
 
 
 def write_public(path, values) -> None:
@@ -238,10 +330,10 @@ class VerificationKey:
 def vk_from_json(d, where: str = "verification key") -> VerificationKey:
     d = _obj(d, ("protocol", "curve", "nPublic", "vk_alpha_1", "vk_beta_2", "vk_gamma_2",
                  "vk_delta_2", "IC"), where)
+    if d["protocol"] != "groth16":
+        raise FormatError(f"{where}: protocol {_short(d['protocol'])} is not groth16")
     curve = _protocol_and_curve(d, where)
-    n_public = parse_int(d["nPublic"], f"{where}: nPublic")
-    if n_public < 0:
-        raise FormatError(f"{where}: nPublic = {n_public}")
+    n_public = parse_count(d["nPublic"], f"{where}: nPublic")
     ic = d["IC"]
     if not isinstance(ic, list) or len(ic) != n_public + 1:
         raise FormatError(f"{where}: IC must hold nPublic + 1 = {n_public + 1} points, "
@@ -274,7 +366,7 @@ def vk_to_json(vk: VerificationKey) -> dict:
 
 
 def read_vk(path) -> VerificationKey:
-    return vk_from_json(read_json(path), os.fspath(path))
+    return vk_from_json(read_json(path), os.fsdecode(path))
 
 
 def write_vk(path, vk: VerificationKey) -> None:
