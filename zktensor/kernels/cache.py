@@ -18,7 +18,9 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent
@@ -75,8 +77,27 @@ def lookup(key: str) -> Path | None:
     return None
 
 
+_compiled = 0
+
+
+def _note_compile(builder, seconds: float) -> None:
+    """A cold compile says so on stderr (a first proof on a fresh machine is otherwise silent
+    for as long as its kernels take); ZKTENSOR_COMPILE_NOTES=off silences it."""
+    global _compiled
+    _compiled += 1
+    if os.environ.get("ZKTENSOR_COMPILE_NOTES", "on") == "off":
+        return
+    if _compiled == 1:
+        print(f"zktensor: compiling kernels on first use (once; cached in {cache_root() / 'kernels'}; "
+              "`zktensor warmup` compiles them ahead of time)", file=sys.stderr, flush=True)
+    where = getattr(builder, "__module__", None) or "?"
+    print(f"zktensor: compiled kernel {_compiled} ({where.rsplit('.', 1)[-1]}) in {seconds:.1f} s",
+          file=sys.stderr, flush=True)
+
+
 def build(key: str, builder) -> Path:
     """Run builder(tmp_dir) -> meta dict, then publish the entry atomically."""
+    t0 = time.perf_counter()
     final = cache_root() / "kernels" / key
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
@@ -90,4 +111,5 @@ def build(key: str, builder) -> Path:
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _note_compile(builder, time.perf_counter() - t0)
     return final

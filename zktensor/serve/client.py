@@ -3,8 +3,9 @@
 Standard library only (no torch, no numpy, nothing of the compiler), so a proof through
 the service costs a Python start-up and a round trip. ``prove_via_service`` returns the
 CLI's exit status, or None when there is no service (the caller then proves in-process).
-The proof and public files are written here, as a pair, once the whole reply is in: a
-service killed mid-request leaves no file behind, and the caller proves in-process.
+The proof and public files are written here, as a pair (`groth16.outputs`), once the whole
+reply is in: a service killed mid-request leaves no file behind, and the caller proves
+in-process.
 """
 from __future__ import annotations
 
@@ -102,28 +103,6 @@ def start(wait_s: float = 60.0, args: list[str] | None = None) -> None:
     raise RuntimeError(f"the prover service did not answer within {wait_s:.0f} s; see {paths.log_path()}")
 
 
-def write_pair(proof_path: str, proof_text: str, public_path: str, public_text: str) -> None:
-    """Both files or neither: each written to a temporary file beside it, synced, then both
-    renamed into place."""
-    tmps = []
-    try:
-        for path, text in ((proof_path, proof_text), (public_path, public_text)):
-            d = os.path.dirname(os.path.abspath(path))
-            tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            tmps.append(tmp)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-        for tmp, path in zip(tmps, (proof_path, public_path)):
-            os.replace(tmp, path)
-    finally:
-        for tmp in tmps:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
-
 def _abs(p):
     return None if p is None else os.path.abspath(p)
 
@@ -132,7 +111,10 @@ def prove_via_service(a, start_if_needed: bool = False) -> int | None:
     """``zktensor prove`` through the service: the exit status, or None to prove in-process
     (no service, or it went away mid-request: said on stderr)."""
     req = {"op": "prove", "zkey": _abs(a.zkey), "witness": _abs(a.witness), "r1cs": _abs(a.r1cs),
-           "check": not a.no_check, "verify": True if a.verify else None, "profile": bool(a.profile)}
+           "check": not a.no_check, "verify": not (getattr(a, "no_verify", False) or a.no_check),
+           "profile": bool(a.profile)}
+    if os.environ.get("ZKTENSOR_SERVE_TEST_STALL"):          # tests: honoured only by a service run with hooks
+        req["test_stall_s"] = float(os.environ["ZKTENSOR_SERVE_TEST_STALL"])
     try:
         reply = request(req)
     except Unavailable:
@@ -150,10 +132,11 @@ def prove_via_service(a, start_if_needed: bool = False) -> int | None:
     if not reply.get("ok"):
         print(f"zktensor: error: {reply.get('error', 'the service refused the request')}", file=sys.stderr)
         return int(reply.get("status", 1))
-    try:
-        write_pair(a.proof, reply["proof"], a.public, reply["public"])
-    except OSError as e:
-        print(f"zktensor: error: cannot write {e.filename or a.proof}: {e.strerror or e}", file=sys.stderr)
+    from ..groth16.outputs import OutputError, write_outputs
+    try:         # both files or neither
+        write_outputs([(a.proof, reply["proof"]), (a.public, reply["public"])])
+    except (OutputError, OSError) as e:
+        print(f"zktensor: error: {e}", file=sys.stderr)
         return 1
     if a.profile:
         print(f"load key {1e3 * reply['load_s']:.1f} ms (service: "

@@ -1,0 +1,177 @@
+"""zktensor serve and the thin client, end to end, as processes.
+
+Proofs made through the service are checked by zktensor's pairing verifier (the demo
+key) and by snarkjs (the fixtures, marked ``snarkjs``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import DEMO, REPO, Service, cli_env, zktensor
+
+sys.path.insert(0, str(REPO / "tests" / "groth16"))
+
+
+def demo_args(out: Path, tag: str = "", wtns=None, zkey=None):
+    return ["prove", zkey or DEMO / "demo.zkey", wtns or DEMO / "demo.wtns", out / f"proof{tag}.json",
+            out / f"public{tag}.json", "--r1cs", DEMO / "demo.r1cs"]
+
+
+def valid(out: Path, tag: str = "") -> bool:
+    from zktensor.groth16.verifier import verify
+    return verify(DEMO / "verification_key.json", out / f"public{tag}.json", out / f"proof{tag}.json")
+
+
+def test_socket_is_private(service):
+    sock = service.run_dir / "serve.sock"
+    assert stat.S_ISSOCK(os.stat(sock).st_mode)
+    assert stat.S_IMODE(os.stat(sock).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(service.run_dir).st_mode) == 0o700
+
+
+def test_prove_through_service(service, tmp_path):
+    res = zktensor(demo_args(tmp_path) + ["--profile"], service.env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "service:" in res.stdout           # the profile line says the service proved it
+    assert valid(tmp_path)
+    st = service.status()
+    keys = {Path(k["path"]).name: k for k in st["keys"]}
+    assert keys["demo.zkey"]["proofs"] >= 1 and keys["demo.zkey"]["bytes"] > 0
+    res = zktensor(["serve", "--status"], service.env, timeout=60)
+    assert res.returncode == 0 and "demo.zkey" in res.stdout and "MiB" in res.stdout
+
+
+def test_client_imports_neither_torch_nor_numpy(service, tmp_path):
+    code = ("import sys; from zktensor.cli import main; rc = main(sys.argv[1:]); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy')); "
+            "print('HEAVY', bad); sys.exit(rc)")
+    res = subprocess.run([sys.executable, "-c", code, *map(str, demo_args(tmp_path))], env=service.env,
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "HEAVY []" in res.stdout
+    assert valid(tmp_path)
+
+
+def test_several_clients_and_bad_requests_beside_good_ones(service, tmp_path):
+    bad_zkey = tmp_path / "corrupt.zkey"
+    data = bytearray((DEMO / "demo.zkey").read_bytes())
+    bad_zkey.write_bytes(bytes(data[:len(data) // 2]))              # truncated
+    wrong_wtns = tmp_path / "wrong.wtns"
+    w = bytearray((DEMO / "demo.wtns").read_bytes())
+    w[-5] ^= 0x01                                                   # the last wire's value changed
+    wrong_wtns.write_bytes(bytes(w))
+    jobs = {"good0": demo_args(tmp_path, "0"), "good1": demo_args(tmp_path, "1"),
+            "good2": demo_args(tmp_path, "2"),
+            "corrupt": demo_args(tmp_path, "c", zkey=bad_zkey),
+            "witness": demo_args(tmp_path, "w", wtns=wrong_wtns)}
+    results = {}
+
+    def go(name):
+        results[name] = zktensor(jobs[name], service.env, timeout=300)
+    threads = [threading.Thread(target=go, args=(n,)) for n in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for tag in "012":
+        assert results[f"good{tag}"].returncode == 0, results[f"good{tag}"].stderr
+        assert valid(tmp_path, tag)
+    assert results["corrupt"].returncode == 1
+    assert "corrupt.zkey" in results["corrupt"].stderr and "Traceback" not in results["corrupt"].stderr
+    assert results["witness"].returncode == 1
+    assert "constraint" in results["witness"].stderr and "Traceback" not in results["witness"].stderr
+    for tag in "cw":
+        assert not (tmp_path / f"proof{tag}.json").exists() and not (tmp_path / f"public{tag}.json").exists()
+    assert service.proc.poll() is None and service.status()["ok"]
+
+
+@pytest.mark.snarkjs
+def test_snarkjs_accepts_service_proofs(service, tmp_path):
+    from fixture_support import BUILD, Snarkjs, build_fixtures
+    fx = build_fixtures()
+    sj = Snarkjs(BUILD)
+    for name in ("multiplier", "multi_public_bls"):
+        f = fx[name]
+        res = zktensor(["prove", f.zkey, f.wtns, tmp_path / f"{name}.proof.json", tmp_path / f"{name}.public.json",
+                        "--r1cs", f.r1cs], service.env, timeout=300)
+        assert res.returncode == 0, res.stderr
+        assert sj.verify_cli(f.vk, tmp_path / f"{name}.public.json", tmp_path / f"{name}.proof.json")
+    assert {Path(k["path"]).parent.name for k in service.status()["keys"]} >= {"multiplier", "multi_public_bls"}
+
+
+def test_no_service_proves_in_process_and_stale_socket(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(run / "serve.sock"))                 # a socket file nobody listens on
+    s.close()
+    env = cli_env(run)
+    res = zktensor(demo_args(tmp_path), env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert valid(tmp_path)
+    svc = Service(run)                              # the service replaces the stale file
+    try:
+        assert "stale socket" in svc.log_text()
+        assert zktensor(["serve", "--status"], env, timeout=60).returncode == 0
+    finally:
+        svc.stop()
+    assert not (run / "serve.sock").exists()
+    assert zktensor(["serve", "--status"], env, timeout=60).returncode == 1
+
+
+def test_service_killed_mid_request(tmp_path):
+    run = tmp_path / "run"
+    svc = Service(run, env_extra={"ZKTENSOR_SERVE_TEST_HOOKS": "1"})
+    out = tmp_path / "out"
+    out.mkdir()
+    client = subprocess.Popen([sys.executable, "-m", "zktensor.cli", *map(str, demo_args(out))],
+                              env=cli_env(run, ZKTENSOR_SERVE_TEST_STALL=60), cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while svc.status()["in_flight"] < 1:        # the request is in the service
+            assert time.monotonic() < end and client.poll() is None
+            time.sleep(0.05)
+        os.kill(svc.proc.pid, signal.SIGKILL)
+        svc.proc.wait()
+        _, err = client.communicate(timeout=300)
+    finally:
+        if client.poll() is None:
+            client.kill()
+        svc.stop()
+    assert client.returncode == 0, err
+    assert "went away mid-request" in err
+    assert valid(out)
+    assert sorted(p.name for p in out.iterdir()) == ["proof.json", "public.json"]   # no temporary left
+
+
+def test_no_serve_and_tcp_token(tmp_path):
+    run = tmp_path / "run"
+    svc = Service(run, "--tcp", "0")
+    try:
+        env = cli_env(run)
+        res = zktensor(demo_args(tmp_path) + ["--no-serve"], env, timeout=300)
+        assert res.returncode == 0 and valid(tmp_path)
+        assert svc.status()["requests"] == 1                     # only the status request
+        port = svc.status()["tcp_port"]
+        token = (run / "serve.token").read_text().strip()
+        assert stat.S_IMODE(os.stat(run / "serve.token").st_mode) == 0o600
+        res = zktensor(demo_args(tmp_path, "t"), dict(env, ZKTENSOR_SERVE_ADDR=f"127.0.0.1:{port}",
+                                                         ZKTENSOR_SERVE_TOKEN="0" * 64), timeout=300)
+        assert res.returncode == 2 and "token" in res.stderr
+        res = zktensor(demo_args(tmp_path, "t"), dict(env, ZKTENSOR_SERVE_ADDR=f"127.0.0.1:{port}",
+                                                         ZKTENSOR_SERVE_TOKEN=token), timeout=300)
+        assert res.returncode == 0, res.stderr
+        assert valid(tmp_path, "t")
+    finally:
+        svc.stop()

@@ -1,0 +1,140 @@
+"""``zktensor warmup``: compile the kernels a Groth16 proof needs, before the first proof.
+
+    zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key
+    zktensor warmup --curves bn254,bls12_381 --jobs 2
+
+Kernels are compiled on first use and cached on disk (`kernels.cache`); a proof on a
+fresh machine would otherwise spend its first half-minute compiling. Each step runs the
+ops a proof runs at small sizes (the compiled programs do not depend on the sizes, only
+on the kinds of tables: plain or weighted, limb- or point-major), in its own process,
+`--jobs` at a time: compiles in different processes run on different cores, and the cache
+publishes every entry atomically, so two steps compiling the same kernel are harmless.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover")
+
+
+def _field(curve: str) -> None:
+    import zktensor as zt
+    from ..ops.elementwise import to_mont
+    F = zt.field(f"{curve}.fr")
+    a, b = F.random(64), F.random(64)
+    (a * b - a.square() + 7).to_ints()
+    zt.batch_inverse(b)
+    to_mont(F, a.data)
+
+
+def _ntt(curve: str) -> None:
+    import zktensor as zt
+    from .r1cs_to_qap import coset_shift
+    F = zt.field(f"{curve}.fr")
+    x = F.random((3, 1 << 10))
+    zt.ntt(zt.intt(x), coset=coset_shift(F, 1 << 10))
+
+
+def _points(G, n: int):
+    """n distinct points for the price of ~2·sqrt(n) scalar multiplications: Q_j + R_k."""
+    a = 1 << (n.bit_length() // 2)
+    Q = G.generator((a,)) * G.Fr.random(a)
+    R = G.generator((n // a,)) * G.Fr.random(n // a)
+    return (Q.reshape(1, a) + R.reshape(n // a, 1)).reshape(n)
+
+
+def _msm(curve: str, g: str) -> None:
+    import zktensor as zt
+    from .key import PLAIN
+    G = zt.group(f"{curve}.{g}")
+    for n, M in ((1 << 9, PLAIN), (1 << 11, 1), (1 << 13, 1)):     # plain, weighted, point-major weighted
+        P = _points(G, n)
+        B = zt.msm_prepare(P, checkpoint=M, n_hint=n)
+        k = G.Fr.random(n)
+        plan = zt.msm_plan(k, B, B)
+        zt.msm(plan, B)
+        zt.msm(k, B)
+        zt.msm_many([(k[: n // 2], 0), (k[n // 2:], n // 2)], B)
+    zt.msm(G.Fr.random(64), _points(G, 64))
+
+
+def _prover(curve: str) -> None:
+    from .demo import demo_files
+    from .prover import Prover
+    if curve != "bn254":
+        return                      # the demo key is BN254's; the steps above cover the others' ops
+    f = demo_files()
+    with Prover(f["zkey"], r1cs=f["r1cs"], device="cpu") as p:
+        p.prove(f["wtns"])
+        p.prove(f["wtns"], check=False)
+
+
+def run_step(step: str, curve: str) -> None:
+    {"field": _field, "ntt": _ntt, "msm_g1": lambda c: _msm(c, "g1"), "msm_g2": lambda c: _msm(c, "g2"),
+     "prover": _prover}[step](curve)
+
+
+def _bar(done: int, total: int, what: str, t0: float) -> str:
+    w = 24
+    fill = w * done // total
+    return f"\rzktensor warmup [{'#' * fill}{'-' * (w - fill)}] {done}/{total} {what:<28} {time.monotonic() - t0:5.1f} s"
+
+
+def warmup(curves=("bn254",), jobs: int | None = None, out=sys.stderr) -> int:
+    """Run every (step, curve) in a process of its own, `jobs` at a time; 0 if all succeeded."""
+    tasks = [(s, c) for c in curves for s in STEPS]
+    jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
+    env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    tty = out.isatty()
+    t0 = time.monotonic()
+    pending, running, failed, done = list(tasks), {}, [], 0
+    while pending or running:
+        while pending and len(running) < jobs:
+            s, c = pending.pop(0)
+            running[(s, c)] = subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", s, c], env=env,
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(0.1)
+        for key, p in list(running.items()):
+            if p.poll() is None:
+                continue
+            del running[key]
+            done += 1
+            err = p.stderr.read().decode(errors="replace")
+            p.stderr.close()
+            if p.returncode:
+                failed.append((key, err.strip().splitlines()[-1:] or [f"exit {p.returncode}"]))
+            what = f"{key[1]} {key[0]}" + (" FAILED" if p.returncode else "")
+            print(_bar(done, len(tasks), what, t0) if tty else
+                  f"zktensor warmup: {done}/{len(tasks)} {what} ({time.monotonic() - t0:.1f} s)",
+                  end="" if tty else "\n", file=out, flush=True)
+    if tty:
+        print(file=out)
+    for (s, c), msg in failed:
+        print(f"zktensor warmup: {c} {s} failed: {msg[0]}", file=out)
+    from ..kernels.cache import cache_root
+    print(f"zktensor warmup: {'done' if not failed else 'FAILED'} in {time.monotonic() - t0:.1f} s "
+          f"({jobs} at a time; kernels cached in {cache_root() / 'kernels'})", file=out)
+    return 1 if failed else 0
+
+
+def configure(p) -> None:
+    p.add_argument("--curves", default="bn254", help="comma-separated: bn254, bls12_381 (default: bn254)")
+    p.add_argument("--jobs", type=int, help="steps at a time, each a process (default: the cores, at most 4)")
+
+
+def run(a) -> int:
+    curves = [c.strip() for c in a.curves.split(",") if c.strip()]
+    bad = [c for c in curves if c not in ("bn254", "bls12_381")]
+    if bad:
+        print(f"zktensor: error: unknown curve {bad[0]!r} (bn254, bls12_381)", file=sys.stderr)
+        return 2
+    return warmup(curves, a.jobs)
+
+
+if __name__ == "__main__":
+    run_step(sys.argv[1], sys.argv[2])
