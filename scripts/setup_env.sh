@@ -20,3 +20,7 @@ if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ]; then
   fi
   touch "$stamp"
 fi
+# the kernels a Groth16 proof needs, compiled once (a stamp in the kernel cache makes later runs instant)
+if [ "${ZKTENSOR_SKIP_WARMUP:-0}" != 1 ]; then
+  .venv/bin/python -m zktensor.cli warmup || echo "[setup] zktensor warmup failed: kernels compile on first use instead" >&2
+fi

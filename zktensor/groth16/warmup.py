@@ -83,8 +83,27 @@ def _bar(done: int, total: int, what: str, t0: float) -> str:
     return f"\rzktensor warmup [{'#' * fill}{'-' * (w - fill)}] {done}/{total} {what:<28} {time.monotonic() - t0:5.1f} s"
 
 
-def warmup(curves=("bn254",), jobs: int | None = None, out=sys.stderr) -> int:
+def _stamp(curves):
+    """The file that says a warmup of `curves` ran to the end against this compiler and these
+    kernels (a hash of their sources), so that setup scripts may call warmup every time."""
+    import hashlib
+    from pathlib import Path
+    from ..kernels.cache import cache_root, compiler_fingerprint
+    h = hashlib.sha256(compiler_fingerprint().encode())
+    pkg = Path(__file__).resolve().parent.parent
+    for f in sorted([*pkg.glob("kernels/*.py"), *pkg.glob("ops/**/*.py"), Path(__file__)]):
+        h.update(f.read_bytes())
+    h.update(",".join(sorted(curves)).encode())
+    return cache_root() / "kernels" / f"warmup-{h.hexdigest()[:16]}.done"
+
+
+def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr) -> int:
     """Run every (step, curve) in a process of its own, `jobs` at a time; 0 if all succeeded."""
+    stamp = _stamp(curves)
+    if stamp.exists() and not force:
+        print(f"zktensor warmup: the kernels are compiled already ({stamp.parent}; --force runs it again)",
+              file=out)
+        return 0
     tasks = [(s, c) for c in curves for s in STEPS]
     jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
     env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
@@ -119,12 +138,16 @@ def warmup(curves=("bn254",), jobs: int | None = None, out=sys.stderr) -> int:
     from ..kernels.cache import cache_root
     print(f"zktensor warmup: {'done' if not failed else 'FAILED'} in {time.monotonic() - t0:.1f} s "
           f"({jobs} at a time; kernels cached in {cache_root() / 'kernels'})", file=out)
+    if not failed:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(f"{','.join(curves)}\n")
     return 1 if failed else 0
 
 
 def configure(p) -> None:
     p.add_argument("--curves", default="bn254", help="comma-separated: bn254, bls12_381 (default: bn254)")
     p.add_argument("--jobs", type=int, help="steps at a time, each a process (default: the cores, at most 4)")
+    p.add_argument("--force", action="store_true", help="run even if a warmup of this code ran to the end")
 
 
 def run(a) -> int:
@@ -133,7 +156,7 @@ def run(a) -> int:
     if bad:
         print(f"zktensor: error: unknown curve {bad[0]!r} (bn254, bls12_381)", file=sys.stderr)
         return 2
-    return warmup(curves, a.jobs)
+    return warmup(curves, a.jobs, a.force)
 
 
 if __name__ == "__main__":
