@@ -16,7 +16,7 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
     blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
 
 On a CPU with two or more cores, B2 and C run in a forked helper process instead
-(one remote node, ``msm_helper``, beside the rest; `groth16.helper` says why).
+(one external node, ``msm_helper``, beside the rest; `groth16.helper` says why).
 
 ``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
 three evaluations go through one batched inverse NTT and one batched coset NTT
@@ -158,7 +158,7 @@ class Prover(ResidentKey):
     def _helper_run(self, units, s: FieldTensor) -> dict:
         from .helper import HelperError
         h = self._helper
-        try:   # the child's launches: this remote node's share of the cores (`Graph.run`)
+        try:   # the child's launches: this external node's share of the cores (`Graph.run`)
             return h.run(units, s.data, threads=launch_threads())
         except HelperError as e:
             if h.alive:
@@ -212,7 +212,7 @@ class Prover(ResidentKey):
     # -- the graph -------------------------------------------------------------------
     def graph(self, check: bool = True, where: str = "witness", helper: bool = False) -> Graph:
         """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs.
-        helper: the `helper_units` MSMs are one remote node, ``msm_helper``, run by the
+        helper: the `helper_units` MSMs are one external node, ``msm_helper``, run by the
         helper process (`_helper_for` makes it)."""
         F, g = self.F, Graph("groth16_prove")
         B = self.bases
@@ -227,7 +227,7 @@ class Prover(ResidentKey):
               kind="msm")
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly", priority=2)
         # the witness MSMs: A, B1, C (G1) and B2 (G2), each node's value {unit: point}; the
-        # helper process's units in one remote node, the rest as nodes of this process
+        # helper process's units in one external node, the rest as nodes of this process
         remote = self.helper_units if helper else ()
         local = [u for u in WITNESS_UNITS if u not in remote]
         tables = [u for u in local if u in B]           # tables of their own (not ab1c's sections)
@@ -252,7 +252,7 @@ class Prover(ResidentKey):
             wit.append(g.add(f"msm_{t.lower()}", fn, ins, lane=lane, kind="msm", priority=prio))
         if remote:
             wit.append(g.add("msm_helper", lambda s: self._helper_run(remote, s), ["scalars"], lane="helper",
-                             kind="msm", priority=1, remote=True))
+                             kind="msm", priority=1, worker="external"))
         # short (5-30 ms) and needed only at the end, but left to the end by its rank it was
         # the proof's tail at 2^16 (both workers busy until the last MSM): run early instead
         g.add("blinding", self._blinding, [], lane="blind", kind="msm", priority=1)
@@ -335,13 +335,13 @@ class Prover(ResidentKey):
         return proof, public
 
     def _default_workers(self, g: Graph) -> int:
-        """One per lane on a GPU; on the CPU one per core (at most 4), less the core a remote
+        """One per lane on a GPU; on the CPU one per core (at most 4), less the core an external
         node's process takes."""
-        lanes = len({n.lane for n in g.nodes.values() if not n.remote})
+        lanes = len({n.lane for n in g.nodes.values() if n.worker == "thread"})
         if self.device.type == "cuda":
             return lanes
-        remote = any(n.remote for n in g.nodes.values())
-        return max(1, min(lanes, os.cpu_count() or 1, 4) - remote)
+        external = any(n.worker == "external" for n in g.nodes.values())
+        return max(1, min(lanes, os.cpu_count() or 1, 4) - external)
 
     def verify(self, proof: Proof, public) -> bool:
         from .verifier import verify
@@ -359,7 +359,7 @@ class Prover(ResidentKey):
 def describe_run(run: RunResult) -> str:
     """How a proof ran, for reports: "graph, 1 worker + helper process"."""
     w = f"graph, {run.workers} worker{'s' if run.workers != 1 else ''}"
-    return w + (" + helper process" if "msm_helper" in run.remote else "")
+    return w + (" + helper process" if "msm_helper" in run.external else "")
 
 
 def prove(zkey, witness, **kw) -> tuple[Proof, list[int]]:

@@ -27,11 +27,12 @@ inputs are ready, on a pool of worker threads:
   running node's kernel launches use its share of the cores (cores // running nodes,
   read at every launch: `runtime.threads.launch_budget`) so that side-by-side nodes
   do not oversubscribe, and a node left running alone gets every core.
-* A ``remote`` node's work runs in another process (the prover's MSM helper,
-  `groth16.helper`): its thread only sends the request and waits, so it takes none of
-  the ``workers`` slots, but it counts as a running node in the cores' shares; its own
-  launch budget, for the process to use, is a fixed share: cores // (workers + remote
-  nodes).
+* A node runs on one of two kinds of worker (``worker=``, `WORKERS`). A ``"thread"``
+  node computes on one of the run's ``workers`` threads. An ``"external"`` node hands its
+  work to something outside this process's threads (another process, such as the
+  prover's MSM helper) and waits: its thread takes none of the ``workers`` slots, but it
+  counts as a running node in the cores' shares, and its launch budget, for whatever
+  does the work, is a fixed share: cores // (workers + external nodes).
 * The first node to raise stops the run: nothing new starts, running nodes finish,
   and the exception propagates from ``run``.
 
@@ -61,6 +62,12 @@ from .threads import launch_budget, launch_threads
 from .atomic import atomic_write
 
 
+WORKERS = {
+    "thread": "computes on one of the run's worker threads",
+    "external": "hands its work to another process and waits; takes no worker thread",
+}
+
+
 @dataclass
 class Node:
     name: str
@@ -71,7 +78,7 @@ class Node:
     kind: str = ""          # free-form label for reports: "poly", "msm", "io", ...
     priority: int = 0       # ready nodes: higher priority first, then critical, then rank
     order: int = 0
-    remote: bool = False    # its work runs in another process; its thread only waits
+    worker: str = "thread"  # a key of WORKERS
 
 
 @dataclass
@@ -103,7 +110,7 @@ class RunResult:
     peak_host_bytes: int | None = None
     peak_device_bytes: int | None = None
     memory_samples: list = field(default_factory=list, repr=False)   # (t_s, host, device)
-    remote: tuple = ()      # the nodes whose work another process did
+    external: tuple = ()    # the nodes whose work was done outside this process's threads
 
     def __getitem__(self, name):
         return self.values[name]
@@ -123,8 +130,8 @@ class RunResult:
         head = (f"{'node':<{w}}  {'lane':<{lw}}  {'start ms':>9}  {'time ms':>9}  "
                 f"{'peak host':>10}  {'peak dev':>10}  {'output':>10}")
         on = f"{self.workers} worker{'s' if self.workers != 1 else ''}"
-        if self.remote:
-            on += f" and {len(self.remote)} remote node{'s' if len(self.remote) != 1 else ''}"
+        if self.external:
+            on += f" and {len(self.external)} external node{'s' if len(self.external) != 1 else ''}"
         lines = [f"graph {self.graph}: {len(rows)} nodes on {on} ({self.device}), "
                  f"wall {1e3 * self.wall_s:.1f} ms; * = critical path", head, "-" * len(head)]
         for s in rows:
@@ -135,8 +142,8 @@ class RunResult:
         lines.append("-" * len(head))
         lines.append(f"critical path {1e3 * self.critical_path_s():.1f} ms of wall {1e3 * self.wall_s:.1f} ms; "
                      f"peak host {_mib(self.peak_host_bytes)}, peak device {_mib(self.peak_device_bytes)}")
-        if self.remote:
-            lines.append(f"(remote: {', '.join(self.remote)}; another process did their work, so the "
+        if self.external:
+            lines.append(f"(external: {', '.join(self.external)}; another process did their work, so the "
                          "memory columns do not count it)")
         return "\n".join(lines)
 
@@ -261,11 +268,13 @@ class Graph:
         self.nodes: dict[str, Node] = {}
 
     def add(self, name: str, fn: Callable, inputs: Sequence[str] = (), *, lane: str = "main",
-            critical: bool = False, kind: str = "", priority: int = 0, remote: bool = False) -> str:
+            critical: bool = False, kind: str = "", priority: int = 0, worker: str = "thread") -> str:
         if name in self.nodes:
             raise ValueError(f"graph {self.name}: node {name!r} defined twice")
+        if worker not in WORKERS:
+            raise ValueError(f"graph {self.name}: node {name!r}: worker {worker!r} is not one of {sorted(WORKERS)}")
         self.nodes[name] = Node(name, fn, tuple(inputs), lane, critical, kind, priority, len(self.nodes),
-                                remote)
+                                worker)
         return name
 
     def __contains__(self, name) -> bool:
@@ -333,7 +342,7 @@ class Graph:
             profile: bool = False, keep: Sequence[str] | None = None) -> RunResult:
         """Run every node once. ``given``: values of named inputs that are not nodes.
         ``workers``: threads for the local nodes (default: the number of lanes, at most 4);
-        a ``remote`` node (whose work another process does) gets a thread of its own
+        an ``"external"`` node (whose work is done elsewhere) gets a thread of its own
         beside them and counts as a running node in the cores' shares. ``device``: the
         torch device the nodes compute on (CUDA: one stream per lane). ``keep``: node
         values to return (default: all; others are dropped when their consumers are done,
@@ -353,10 +362,10 @@ class Graph:
 
         def budget():
             return max(1, cores // max(1, active[0]))
-        # a remote node's share, which it may hand to its process: fixed, as that process
+        # an external node's share, which it may hand to whatever does its work: fixed, as that
         # cannot follow the count of running nodes here
-        remote = tuple(n for n, node in self.nodes.items() if node.remote)
-        remote_share = max(1, cores // (workers + len(remote))) if remote else 1
+        external = tuple(n for n, node in self.nodes.items() if node.worker == "external")
+        external_share = max(1, cores // (workers + len(external))) if external else 1
         ranks = self.ranks()
         cons = self._consumers()
         remaining_uses = {n: len(cons[n]) for n in self.nodes}
@@ -399,7 +408,7 @@ class Graph:
                 with lock:
                     active[0] += 1
                 try:
-                    with launch_budget(remote_share if node.remote else budget):
+                    with launch_budget(external_share if node.worker == "external" else budget):
                         out = node.fn(*args)
                 finally:
                     with lock:
@@ -418,16 +427,16 @@ class Graph:
 
         def next_ready():
             for i, n in enumerate(ready):
-                if self.nodes[n].remote or local[0] < workers:
+                if self.nodes[n].worker == "external" or local[0] < workers:
                     return ready.pop(i)
             return None
-        with ctx, ThreadPoolExecutor(max_workers=workers + len(remote), thread_name_prefix=f"{self.name}") as pool:
+        with ctx, ThreadPoolExecutor(max_workers=workers + len(external), thread_name_prefix=f"{self.name}") as pool:
             while ready or running:
                 while ready and error is None:
                     n = next_ready()
                     if n is None:
                         break
-                    local[0] += not self.nodes[n].remote
+                    local[0] += self.nodes[n].worker == "thread"
                     # the caller's context (zt.config(...) around the run) in every worker
                     running[pool.submit(contextvars.copy_context().run, run_node, n)] = n
                 if not running:
@@ -435,7 +444,7 @@ class Graph:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for fut in done:
                     n = running.pop(fut)
-                    local[0] -= not self.nodes[n].remote
+                    local[0] -= self.nodes[n].worker == "thread"
                     try:
                         out, st = fut.result()
                     except BaseException as e:  # noqa: BLE001 - re-raised below
@@ -463,7 +472,7 @@ class Graph:
             torch.cuda.synchronize(device)
         wall = time.perf_counter() - t0
         res = RunResult(self.name, {k: v for k, v in values.items() if k in keep_set}, stats, wall,
-                        str(device), workers, remote=remote)
+                        str(device), workers, external=external)
         if sampler is not None:
             for st in stats:
                 st.peak_host_bytes, st.peak_device_bytes = sampler.peak(st.start_s, st.end_s)
@@ -482,4 +491,4 @@ class _Null:
         return False
 
 
-__all__ = ["Graph", "Node", "NodeStats", "RunResult", "value_bytes"]
+__all__ = ["Graph", "WORKERS", "Node", "NodeStats", "RunResult", "value_bytes"]

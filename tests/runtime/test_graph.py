@@ -75,6 +75,8 @@ def test_graph_errors():
         g.run()
     with pytest.raises(ValueError, match="twice"):
         g.add("a", lambda: 0)
+    with pytest.raises(ValueError, match="worker 'remote' is not one of"):
+        g.add("c", lambda: 0, worker="remote")
 
 
 def test_values_not_kept_are_dropped():
@@ -145,10 +147,10 @@ def test_cpu_nodes_share_the_cores(monkeypatch):
     assert threads.launch_threads() == 4
 
 
-def test_remote_node_takes_no_worker_slot_but_a_core_share():
-    """A remote node (its work done by another process) waits on a thread of its own: with
+def test_external_node_takes_no_worker_slot_but_a_core_share():
+    """An external node (its work done by another process) waits on a thread of its own: with
     one worker, a local node runs while it waits (here it waits for that local node), and
-    that node's launches get the cores' share of two running nodes, as does the remote one."""
+    that node's launches get the cores' share of two running nodes, as does the external one."""
     from zktensor.runtime.threads import launch_threads
     r_started, l_done = threading.Event(), threading.Event()
 
@@ -162,12 +164,12 @@ def test_remote_node_takes_no_worker_slot_but_a_core_share():
         l_done.set()
         return n
     g = Graph("t")
-    g.add("r", remote, lane="helper", remote=True)
+    g.add("r", remote, lane="helper", worker="external")
     g.add("l", local, lane="main")
     run = g.run(workers=1)
     assert run["r"][0] is True
     assert run["l"] == max(1, launch_threads() // 2)
     assert run["r"][1] == max(1, launch_threads() // 2)      # its fixed share: cores // (1 + 1)
-    assert run.remote == ("r",)
+    assert run.external == ("r",)
     table = run.table()
-    assert "on 1 worker and 1 remote node" in table and "(remote: r;" in table
+    assert "on 1 worker and 1 external node" in table and "(external: r;" in table
