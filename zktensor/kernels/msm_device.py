@@ -61,9 +61,14 @@ def device_function(compiled, name: str) -> tuple[str, list[int]]:
 
 
 def _ident_words(GS) -> list[int]:
-    """The identity as the library stores it, word by word (component-major)."""
-    data = GS.identity((1,)).data.reshape(GS.L, GS.K)
-    return [int(data[j, k]) & 0xFFFFFFFF for k in range(GS.K) for j in range(GS.L)]
+    """The identity as `GroupSpace.identity` stores it, word by word (component-major):
+    X = Y = 1 in Montgomery form (2^(32·L) mod p; Fq2: (1, 0)), ZZ = ZZZ = 0. From Python
+    ints: the module is made while an MSM runs, and reads no tensor."""
+    L, d = GS.L, GS.degree
+    one = (1 << 32 * L) % GS.params.p
+    comps = [0] * GS.K
+    comps[0] = comps[d] = one
+    return [(comps[k] >> 32 * j) & 0xFFFFFFFF for k in range(GS.K) for j in range(L)]
 
 
 class Shape:
@@ -82,7 +87,9 @@ class Shape:
 def _helpers(S: Shape, ident: list[int], out_maps: dict) -> str:
     K, L, d = S.K, S.L, S.d
     a, b = S.names("a"), S.names("b")
-    lines = []
+    # builtins only (and jit functions of this module): the standard library's jit functions
+    # (tl.sum, tl.zeros) fail under the interpreter when triton was imported without it
+    lines = ["@triton.jit", "def _any(x, y):", "    return x | y", ""]
 
     def zero(ws):
         return "((" + " | ".join(ws) + ") == 0)"
@@ -104,7 +111,7 @@ def _helpers(S: Shape, ident: list[int], out_maps: dict) -> str:
               "    same = hz & rz & (aid == 0) & (bid == 0)",
               "    opp = hz & (rz == 0) & (aid == 0) & (bid == 0)",
               # the doubling only where a lane of the block needs it (P = Q is rare)
-              "    if tl.sum(same.to(tl.int32), axis=0) > 0:",
+              "    if tl.reduce(same.to(tl.int32), 0, _any) > 0:",
               f"        {', '.join(_dbl_out(S, out_maps))} = double_fn({', '.join(a)})"]
     lines += [f"        {', '.join(dbl)} = {', '.join(_dbl_prog(S, out_maps))}",
               "    else:"]
@@ -205,8 +212,8 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
           "    j = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = j < n_lanes",
           # the lane's bucket: the first b with seg_end[b] > j (a binary search in registers)
-          "    lo = tl.zeros([BLOCK], dtype=tl.int64)",
-          "    hi = tl.zeros([BLOCK], dtype=tl.int64) + NB",
+          "    lo = tl.full([BLOCK], 0, tl.int64)",
+          "    hi = tl.full([BLOCK], 0, tl.int64) + NB",
           "    for _ in range(LOG_NB):",
           "        act = lo < hi",
           "        mid = (lo + hi) // 2",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ...config import choose
 from ...points import GroupSpace
 
 MAX_WINDOW = 20          # the cost model's widest window (N = 2^19 buckets a row; 2^18
@@ -75,8 +76,8 @@ def auto_strategy(GS: GroupSpace, device) -> str | None:
     MNT4-753 G1 2^10 166 ms vs 374 ms); else the default. None elsewhere (the device's
     default). G2 and MNT4-753 used int64 until limbs-to-cpu kept the scalar tail loop's
     body a call: LLVM's loop vectorizer had taken > 40 min on their inlined bodies."""
-    if torch.device(device).type != "cpu":
-        return None
+    if torch.device(device).type != "cpu" or choose("cpu")[1] != "cpu":
+        return None             # the Triton target (on CPU tensors under its interpreter too)
     try:
         from ...kernels.cpu_isa import cpu_options
     except ImportError:

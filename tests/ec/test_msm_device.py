@@ -1,0 +1,197 @@
+"""The MSM on the Triton target as a device program, on CPU tensors under the Triton
+interpreter, inside the sync guard (tests/guard.py): no host read before the result, at
+most 64 launches, and the exact sum of the Python-int oracle or py_ecc.
+
+Under the interpreter a BN254 G1 point formula costs about a second a program whatever
+the number of lanes, and a full-width MSM is ~250 doublings deep (the window
+combination), so the quick tests use scalars below 2^8 (`device_msm(bits=8)`: fewer
+windows, the same kernels and host program) and count launches at scale with the
+kernels' interpreted runs left out; full 254-bit MSMs of 2^10 and 2^12 points are `slow`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import zktensor as zt
+from ec_support import O, oracle_points, scalars
+from guard import SyncError, SyncGuard
+from tests.oracles import pyecc
+from zktensor.algebra.curves import group as group_record
+from zktensor import points as pts_mod
+from zktensor.kernels import msm_ec, msm_triton
+from zktensor.ops.msm import MSMConfig, device
+from zktensor.runtime import counters
+
+MAX_LAUNCHES = 64
+
+
+def test_guard_fires_and_counts():
+    """Every host read fails inside the guard; a Triton launch (whose interpreter reads
+    its arguments on the host) does not, and is counted by the guard and by the counters."""
+    t = torch.arange(6)
+    reads = [lambda: t.sum().item(), lambda: bool(t.any()), lambda: int(t[0]), lambda: float(t[1]),
+             lambda: t.numpy(), lambda: t.tolist(), lambda: t.cpu(), lambda: np.asarray(t),
+             lambda: [0, 1][t[1]], lambda: 1 if t[2] else 0]
+    for read in reads:
+        with pytest.raises(SyncError):
+            with SyncGuard():
+                read()
+    assert bool(t.any()) and t.numpy().shape == (6,)         # restored after the block
+    g = group_record("bn254.g1")
+    G = zt.group("bn254.g1")
+    A = G.generator((3,))._flat().contiguous()
+    neg = msm_ec.compiled(g, "neg", ("xyzz",), pts_mod._f_neg, "cpu", "int32", "triton")
+    with SyncGuard() as guard, counters.record() as c:
+        outs = msm_triton.run(neg, pts_mod.comps(A))
+        s = outs[0] + 1                                                 # one torch op
+    assert guard.triton_launches == 1 and guard.torch_ops == 1, (guard.kernels, guard.ops)
+    assert (c.kernels, c.launches, c.syncs) == (1, 2, 0)
+    D = torch.stack(outs, dim=1)
+    assert zt.PointTensor(G, D).to_affine() == [O.neg(g, g.generator)] * 3 and s.shape == outs[0].shape
+
+
+def _edge_case(name, n, bits=None):
+    """n bases with the identity, a repeated base, P and -P; scalars with 0, 1, the
+    largest value and repeats (below 2^bits, or any in [0, r))."""
+    g = group_record(name)
+    pts = list(oracle_points(name, n))
+    pts[1] = None
+    pts[3] = pts[2]
+    pts[5] = O.neg(g, pts[4])
+    top = (1 << bits) if bits else g.r
+    ks = [k % top for k in scalars(name, n, seed=5)]
+    ks[0], ks[2], ks[3], ks[4], ks[5] = 0, 1, 1, top - 1, top - 1
+    ks[6] = ks[7] = ks[4]
+    return g, pts, ks
+
+
+@pytest.mark.parametrize("name", ["bn254.g1"])
+def test_small_scalars_exact_no_sync(name):
+    """A batch of two MSMs over 8 bases on the device (scalars < 2^8: 3 windows of 3 bits),
+    buckets cut into segments of 2 (three accumulation rounds), with every exceptional
+    addition: the oracle's sums, no host read, at most 64 launches, and the counters of
+    `runtime.counters` agree with the guard's."""
+    g, pts, ks = _edge_case(name, 8, bits=8)
+    ks2 = [(k * 7 + 3) % 256 for k in ks]
+    G = zt.group(name)
+    P = G.tensor(pts)
+    K = G.Fr.tensor([ks, ks2])
+    st = {}
+    with zt.config(target="triton"):
+        with SyncGuard() as guard, counters.record() as c:
+            res = device.device_msm(G, K, P, MSMConfig(window=3, segment=2), st, bits=8)
+    assert guard.launches <= MAX_LAUNCHES and c.syncs == 0
+    assert c.launches == guard.launches, (guard.kernels, guard.ops)
+    assert guard.triton_launches == 1 + st["rounds"] + 3          # from_mont, rounds, reduction, combine
+    assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
+
+
+def _count_launches(monkeypatch, name, n):
+    """(guard, stats) of a full-width device MSM of n points, every launch made and counted
+    but the kernels' interpreted runs left out (their results are not looked at)."""
+    made = []
+
+    def launch(kernel, grid, args, meta, interpret, block):
+        with counters.kernel():
+            made.append(kernel)
+    monkeypatch.setattr(device, "_launch", launch)
+    G = zt.group(name)
+    P = G.generator((n,))
+    rng = np.random.default_rng(1)
+    words = rng.integers(0, 1 << 32, size=(1, n, G.Fr.limbs), dtype=np.uint64).astype(np.uint32)
+    words[..., -1] &= 0x0FFFFFFF                                       # < r
+    st = {}
+    with zt.config(target="triton"):
+        with SyncGuard() as guard, counters.record() as c:
+            device.device_msm(G, words, P, MSMConfig(), st)
+    assert c.launches == guard.launches + len(made) and c.syncs == 0
+    return guard, made, st
+
+
+@pytest.mark.parametrize("log_n", [12, 16])
+def test_launches_at_scale(monkeypatch, log_n):
+    """The host program of a 2^16-point BN254 G1 MSM: no host read, and with its kernels
+    at most 64 launches (counted without running the kernels under the interpreter)."""
+    guard, made, st = _count_launches(monkeypatch, "bn254.g1", 1 << log_n)
+    assert guard.torch_ops + len(made) <= MAX_LAUNCHES, (guard.ops, st)
+    assert len(made) == st["rounds"] + 3
+
+
+@pytest.mark.slow
+def test_launches_2_20(monkeypatch):
+    """As test_launches_at_scale, at the issue's size: 2^20 BN254 G1 points."""
+    guard, made, st = _count_launches(monkeypatch, "bn254.g1", 1 << 20)
+    assert guard.torch_ops + len(made) <= MAX_LAUNCHES, (guard.ops, st)
+
+
+def _py_ecc_msm(g, pts, ks):
+    m = pyecc.module(g, optimized=True)
+    acc = None
+    for p, k in zip(pts, ks):
+        if p is None or k == 0:
+            continue
+        t = m.multiply(pyecc.to_py_ecc(g, p, True), k)
+        acc = t if acc is None else m.add(acc, t)
+    return pyecc.from_py_ecc(g, acc)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,log_n", [("bn254.g1", 10), ("bn254.g2", 10), ("bn254.g1", 12), ("bn254.g2", 12)])
+def test_full_msm_exact_no_sync(name, log_n):
+    """zt.msm on the Triton target: full-width scalars (0, 1, r - 1, repeats) over bases with
+    the identity, a repeated base, P and -P: py_ecc's sum, no host read, at most 64
+    launches, and stats report the guard's counts."""
+    n = 1 << log_n
+    g, pts, ks = _edge_case(name, n)
+    G = zt.group(name)
+    P = G.tensor(pts)
+    K = G.Fr.tensor(ks)
+    st = {}
+    with zt.config(target="triton"):
+        with SyncGuard() as guard:
+            res = zt.msm(K, P, stats=st)
+    assert guard.launches <= MAX_LAUNCHES and st["syncs"] == 0
+    assert st["launches"] == guard.launches
+    assert res.to_affine() == _py_ecc_msm(g, pts, ks)
+
+
+# -- ahead-of-time compilation for sm_90a ---------------------------------------------------
+
+# constexprs of a 2^20 BN254 G1 MSM's launches (window 16, segment 16, 256 reduction blocks)
+AOT_CONST = {"LOG_NB": 20, "S": 16, "INDIRECT": True, "KB": 256, "LB": 128, "LOG_LB": 7, "W": 16, "C": 16}
+AOT_INDEX = {"order": "*i64", "digits": "*i64", "seg_end": "*i64", "start": "*i64"}
+AOT_POINTS = ("src", "out", "bk", "sa", "sr", "tw", "res")
+DEVICE_KERNELS = ("accumulate", "bucket_reduce", "window_sums", "combine")
+
+
+def _aot(name, strategy, kernel):
+    """(registers, local bytes, spill instructions) of a device-MSM kernel for sm_90a, at
+    MSMConfig's block and the warps it launches with."""
+    from zktensor.kernels import aot, msm_device
+    block = MSMConfig().block
+    fn = getattr(msm_device.module(zt.group(name), strategy, "cuda", interpret=False), kernel)
+    sig, const = {}, {}
+    for a in fn.arg_names:
+        if a == "BLOCK":
+            sig[a], const[a] = "constexpr", block
+        elif a in AOT_CONST:
+            sig[a], const[a] = "constexpr", AOT_CONST[a]
+        else:
+            sig[a] = AOT_INDEX.get(a, "*i32" if a in AOT_POINTS else "i32")
+    rep = aot.compile_kernel(fn, "sm_90a", sig, const, num_warps=msm_triton.num_warps(block))
+    return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", ["int32", "fp64"])
+@pytest.mark.parametrize("kernel", DEVICE_KERNELS)
+def test_aot_sm90a_no_spills(kernel, strategy):
+    """Every device-MSM kernel of BN254 G1 compiles for sm_90a with either multiplication
+    strategy, without register spills."""
+    from zktensor.kernels import aot
+    if not aot.available():
+        pytest.skip("triton wheel without ptxas/cuobjdump")
+    regs, local, spills = _aot("bn254.g1", strategy, kernel)
+    assert local == 0 and spills == 0, f"{kernel} ({strategy}): {regs} registers, {local} bytes local, {spills} spills"
