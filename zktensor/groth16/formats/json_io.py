@@ -15,8 +15,9 @@ stringifyBigInts(obj), {space: 1})``):
 Reading is about shape: a file that is not JSON, lacks a key, has the wrong
 nesting or a non-number where a number belongs raises :class:`FormatError`
 naming the file. What is read is what snarkjs reads: numbers as decimal (or 0x)
-strings; a JSON number literal where a coordinate or a public signal belongs is
-refused, as snarkjs refuses it; a proof may omit "curve" (rapidsnark's does) and
+strings; a JSON number literal where a coordinate belongs is refused (snarkjs
+finds such a proof invalid), one in public.json is read as JavaScript reads it (a
+double: exact up to 2^53); a proof may omit "curve" (rapidsnark's does) and
 "protocol". Hostile files are refused before they are parsed: more than
 ``MAX_JSON_BYTES``, nesting deeper than ``MAX_JSON_DEPTH``; a number of more than
 ``MAX_DIGITS`` digits is refused without being converted. Whether numbers are in range and points on the curve is the
@@ -293,10 +294,25 @@ def write_proof(path, proof: Proof) -> None:
 # -- public.json --------------------------------------------------------------------
 
 
+def _js_integer(v, where: str) -> int:
+    """A JSON number literal as snarkjs's verifier reads a public signal: JavaScript's
+    JSON.parse makes it a double (rounded to nearest), which must be a whole number."""
+    if isinstance(v, JsonNumber):
+        if len(v.lstrip("-0")) > MAX_DIGITS:
+            raise FormatError(f"{where}: a number of {len(v)} digits, out of range")
+        v = float(int(v))
+    if v != v or v in (float("inf"), float("-inf")) or not v.is_integer():
+        raise FormatError(f"{where}: {_short(v)} is not an integer")
+    return int(v)
+
+
 def public_from_json(d, where: str = "public signals") -> list[int]:
+    """public.json's signals: decimal strings, or (as snarkjs takes them) JSON numbers,
+    read as JavaScript does, so a large one loses its low digits there as here."""
     if not isinstance(d, list):
         raise FormatError(f"{where}: expected a list of public signals, got {_short(d)}")
-    return [parse_int(v, f"{where}[{i}]") for i, v in enumerate(d)]
+    return [_js_integer(v, f"{where}[{i}]") if isinstance(v, (JsonNumber, float)) else
+            parse_int(v, f"{where}[{i}]") for i, v in enumerate(d)]
 
 
 def public_to_json(values) -> list[str]:
