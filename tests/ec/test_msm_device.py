@@ -195,3 +195,17 @@ def test_aot_sm90a_no_spills(kernel, strategy):
         pytest.skip("triton wheel without ptxas/cuobjdump")
     regs, local, spills = _aot("bn254.g1", strategy, kernel)
     assert local == 0 and spills == 0, f"{kernel} ({strategy}): {regs} registers, {local} bytes local, {spills} spills"
+
+
+def test_cpu_target_reports_counts():
+    """The CPU target's stats carry the same counters: its kernel launches and host reads
+    (the CPU plan reads values on the host; its counts are what they are, not bounded)."""
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 12))
+    ks = scalars(name, 12, seed=3)
+    st = {}
+    res = zt.msm(ks, G.tensor(pts), MSMConfig(window=4), stats=st)
+    assert res.to_affine() == O.msm(g, pts, ks)
+    assert st["kernels"] > 0 and st["launches"] >= st["kernels"] and st["syncs"] >= 0

@@ -251,8 +251,8 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     W = len(widths)
     N = 1 << (c - 1)
     K = min(cfg.chunks or choose_chunks(N), N)
-    # point-major where compiled gathers read it (`msm_tree.take_cols`): BN254 G1 2^18, 2 threads,
-    # 332-337 ms against 379-405 limb-major; 2^16 119-137 against 124-139 (in-process A/B)
+    # point-major where compiled gathers read it (`msm_tree.take_cols`): faster than limb-major
+    # in an in-process A/B
     from ...kernels import cpu_gather
     pm = dev.type == "cpu" and cpu_gather.available()
     table, tinf, total = _weighted_table(GS, xy, inf, c, W, 1, K, point_major=pm)

@@ -22,9 +22,7 @@ class MSMBases:
     `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1
     tables from 2^13 BN254 G1 bases, plain ones from 2^17 where `cpu_gather` compiles, else
     from `POINT_MAJOR_FROM`), the copy made once here instead of in every MSM
-    (`msm_tree.point_major`). Diagnostic
-    (2-core VM, 2^16 dense BN254 G1, one thread, interleaved): M = 1 191-196 ms with the copy
-    kept, 224-329 ms making it per MSM, against 242-276 ms for the plain table (M = W)."""
+    (`msm_tree.point_major`)."""
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
                  checkpoint: int, chunks: int, config: MSMConfig):

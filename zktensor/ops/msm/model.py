@@ -30,13 +30,11 @@ class MSMConfig:
     tree_block   pairs per block in a tree level's fused inversion+addition launches
     inverse_block  B of the blocked batch inversion of the block products (`kernels.msm_inverse`)
                  Both 2: every (tree_block, inverse_block) does ~6 products an addition, and
-                 the smaller blocks keep the down kernel's operands in registers (diagnostic
-                 A/B, 2-core VM, 2 threads, 2026-11-22: BN254 G1 2^16 171-212 ms against
-                 195-222 ms for 4/4, 2^18 556-600 against 590-664; BN254 G2 2^14 139-154
-                 against 144-157). Not measured on a GPU.
+                 the smaller blocks keep the down kernel's operands in registers (the A/B
+                 against 4/4 is in the commit that chose it; not measured on a GPU).
     cost_affine / cost_bucket   cost-model weights: one batch-affine addition, and one
                  bucket's share (its offset entry and its suffix-sum step), in the same unit
-                 (measured on the CPU target: a tree addition ~120 ns, a bucket ~310 ns a thread)
+                 (their ratio from the CPU target's tree additions and bucket steps)
     strategy     multiplication strategy of every kernel; None: `auto_strategy`
     block        Triton target: columns (threads) a program of the device MSM's point kernels;
                  num_warps = block // 32, one column a thread
@@ -71,9 +69,8 @@ REDUCTIONS = ("halving", "suffix")
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:
     """On the CPU: fp64 where the target has 8-lane AVX-512 IFMA kernels, for every group
-    (measured 2026-11-21, one thread, dense scalars: BN254 G1 about 4x the int64 kernels'
-    throughput on the tree and reduction kernels; BN254 G2 2^14 181 ms vs 460 ms;
-    MNT4-753 G1 2^10 166 ms vs 374 ms); else the default. None elsewhere (the device's
+    (faster than the int64 kernels for every group measured; figures in bench/results and
+    the commit history); else the default. None elsewhere (the device's
     default). G2 and MNT4-753 used int64 until limbs-to-cpu kept the scalar tail loop's
     body a call: LLVM's loop vectorizer had taken > 40 min on their inlined bodies."""
     if torch.device(device).type != "cpu" or choose("cpu")[1] != "cpu":

@@ -63,8 +63,7 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     else:
         d_words = np.zeros(Lr, dtype=np.uint32)
     # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
-    # in the launches that sum everything else (a tree of their own took as many launches
-    # again: 2^16 sparse points, 48 ms against 15 ms for the whole combine phase)
+    # in the launches that sum everything else (a tree of their own took as many launches again)
     cols = [np.append(np.asarray(cb, dtype=np.int64), n) for _, cb in jobs]     # + the generator
     flat = np.concatenate([np.concatenate([np.asarray(wb, dtype=np.uint32).reshape(-1, Lr), d_words[None]])
                            for wb, _ in jobs])
@@ -96,9 +95,9 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
     rows = len(dgs)
     n_digits = sum(len(d) for d in dgs)
     # rows are sorted in pieces of digit positions, so that threads share even a plan of one
-    # bucket row (a prepared table with M = 1: one thread's ~25 ms of a 2^16-constraint
-    # proof). A stable sort puts a bucket's entries of an earlier piece first, so an entry's
-    # rank in its bucket is its rank in the piece plus the bucket's entries in earlier pieces.
+    # bucket row (a prepared table with M = 1). A stable sort puts a bucket's entries of an
+    # earlier piece first, so an entry's rank in its bucket is its rank in the piece plus the
+    # bucket's entries in earlier pieces.
     parts = max(1, launch_threads() // max(rows, 1))
     pieces = []                                      # (row, first digit, end)
     for r in range(rows):
@@ -118,7 +117,7 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
                 continue
             mags = np.abs(d).astype(np.uint16 if N < 1 << 16 else np.uint32)
             # each digit's table column, in digit order: one gather by the sort order later
-            # (two, of the column and of the digit's sign, cost ~2.5 ns a digit more)
+            # (two, of the column and of the digit's sign, cost more)
             col = cmaps[r][a:b] + (d < 0) * width
             sorted_[k] = (col, np.argsort(mags, kind="stable"))     # a radix sort for uint16 keys
             pcounts[k] = np.bincount(mags, minlength=N + 1)

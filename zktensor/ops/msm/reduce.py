@@ -32,16 +32,15 @@ def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
 
 
 HOST_COMBINE_ROWS = 4   # batch rows up to which the windows are combined on the host: a BN254 G1
-                        # row is ~250 doublings on Python ints (~1.5 ms, G2 ~4 ms), where the
-                        # tensor Horner chain costs ~5-10 ms whatever the number of rows
+                        # row is ~250 doublings on Python ints, where the tensor Horner chain
+                        # costs several launches a round whatever the number of rows
 
 
 def _combine_on_host(GS, T, round_off, Bt):
     """sum_m 2^(round_off[m])·T_m for each of the Bt batch rows, the round sums T (XYZZ,
     round m at columns m·Bt..(m+1)·Bt) made affine in one batch and combined on Python ints
     (`algebra.curves.lincomb`: ~bits doublings of one point a row). On the CPU target the
-    tensor Horner chain was 4-5 launches a round for one lane of work (BN254 G1 2^12: 13 ms
-    of a 56 ms MSM)."""
+    tensor Horner chain was 4-5 launches a round for one lane of work."""
     from ...algebra.curves import lincomb
     pts = PointTensor(GS, T).to_affine()
     M = len(round_off)
