@@ -169,7 +169,8 @@ DEVICE_KERNELS = ("accumulate", "bucket_reduce", "window_sums", "combine")
 def _aot(name, strategy, kernel):
     """(registers, local bytes, spill instructions) of a device-MSM kernel for sm_90a, at
     MSMConfig's block and the warps it launches with."""
-    from zktensor.kernels import aot, msm_device
+    from zktensor.runtime import aot
+    from zktensor.kernels import msm_device
     block = MSMConfig().block
     fn = getattr(msm_device.module(zt.group(name), strategy, "cuda", interpret=False), kernel)
     sig, const = {}, {}
@@ -190,7 +191,7 @@ def _aot(name, strategy, kernel):
 def test_aot_sm90a_no_spills(kernel, strategy):
     """Every device-MSM kernel of BN254 G1 compiles for sm_90a with either multiplication
     strategy, without register spills."""
-    from zktensor.kernels import aot
+    from zktensor.runtime import aot
     if not aot.available():
         pytest.skip("triton wheel without ptxas/cuobjdump")
     regs, local, spills = _aot("bn254.g1", strategy, kernel)
@@ -209,3 +210,24 @@ def test_cpu_target_reports_counts():
     res = zt.msm(ks, G.tensor(pts), MSMConfig(window=4), stats=st)
     assert res.to_affine() == O.msm(g, pts, ks)
     assert st["kernels"] > 0 and st["launches"] >= st["kernels"] and st["syncs"] >= 0
+
+
+@pytest.mark.slow
+def test_prepared_many_and_plan_on_device():
+    """msm_prepare on the Triton target keeps the bases on the device; msm, msm_plan and
+    msm_many against them run the device program with no host read: the oracle's sums."""
+    name = "bn254.g1"
+    g, pts, ks = _edge_case(name, 16)
+    G = zt.group(name)
+    P = G.tensor(pts)
+    K = G.Fr.tensor(ks)
+    want = O.msm(g, pts, ks)
+    with zt.config(target="triton"):
+        bases = zt.msm_prepare(P)
+        assert bases.device_points is not None
+        with SyncGuard():
+            plan = zt.msm_plan(K, bases)
+            one = zt.msm(plan, bases)
+            many = zt.msm_many([(G.Fr.tensor(ks[:8]), 0), (G.Fr.tensor(ks[8:]), 8)], bases)
+    assert one.to_affine() == want
+    assert many.to_affine() == [O.msm(g, pts[:8], ks[:8]), O.msm(g, pts[8:], ks[8:])]

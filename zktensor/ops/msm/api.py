@@ -78,6 +78,9 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
         raise ValueError("msm_many: no jobs")
     GS = bases.G
     cfg = config or (msm_config(GS, bases.n, bases.device, prepared=True) if user_config("msm") else bases.config)
+    if bases.device_points is not None:
+        with _counted(stats):
+            return _many_on_device(GS, jobs, bases, cfg, stats)
     word_jobs = []
     for j, (scalars, off) in enumerate(jobs):
         words = scalar_words(GS, scalars)
@@ -92,6 +95,28 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
         stats["strategy"] = strategy or "default"
     with _counted(stats), zt_config(strategy=strategy):
         return _with_bases(bases, word_jobs, cfg, stats)
+
+
+def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTensor:
+    """msm_many against resident bases: one device program a job (its launches are a fixed
+    number each), the results in one (len(jobs),) tensor."""
+    outs = []
+    for j, (scalars, off) in enumerate(jobs):
+        if isinstance(scalars, FieldTensor):
+            if len(scalars.shape) != 1:
+                raise ValueError(f"msm_many: job {j}: scalars must be one vector")
+            k, sc = scalars.shape[0], scalars
+        else:
+            sc = scalar_words(GS, scalars)
+            if sc.shape[0] != 1:
+                raise ValueError(f"msm_many: job {j}: scalars must be one vector")
+            k = sc.shape[1]
+        if not 0 <= off <= bases.n - k:
+            raise ValueError(f"msm_many: job {j}: {k} scalars from base {off} pass the {bases.n} bases")
+        pts = PointTensor(GS, bases.device_points[:, :, off:off + k])
+        outs.append(device.device_msm(GS, sc, pts, cfg, stats).data if k else
+                    GS.identity((1,), device=bases.device).data)
+    return PointTensor(GS, torch.cat(outs, dim=2))
 
 
 def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,
@@ -114,6 +139,12 @@ def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,
             raise ValueError(f"msm_plan: bases {i} ({bases[i].G.name}, {_describe(bases[i], cfgs[i])}) differ "
                              f"from bases 0 ({bases[0].G.name}, {_describe(bases[0], cfgs[0])}); a plan "
                              "needs one geometry")
+    if bases[0].device_points is not None:         # the device program makes its own plan
+        ns = scalars.shape[-1] if isinstance(scalars, FieldTensor) else scalar_words(bases[0].G, scalars).shape[1]
+        if ns != bases[0].n:
+            raise ValueError(f"msm_plan: {ns} scalars but {bases[0].n} bases")
+        return MSMPlan(keys[0], None, False, _batch_of(scalars), bases[0].chunks, [], [], 1, 0,
+                       squeeze=_is_vector(scalars), scalars=scalars)
     words = scalar_words(bases[0].G, scalars)
     Bt, ns, _ = words.shape
     if ns != bases[0].n:
@@ -147,6 +178,8 @@ def _msm_planned(plan: MSMPlan, bases, cfg: MSMConfig, stats: dict | None) -> Po
     if plan.key != plan_key(bases, cfg):
         raise ValueError(f"msm: the plan was made for bases of another geometry than these "
                          f"({bases.G.name}, {_describe(bases, cfg)})")
+    if plan.scalars is not None:
+        return _msm(plan.scalars, bases, cfg, stats)
     res = _run(bases, plan, cfg, stats)
     return res[0] if plan.squeeze else res
 
@@ -189,6 +222,17 @@ def _run(bases: MSMBases, plan: MSMPlan, cfg: MSMConfig, stats: dict | None) -> 
     return res
 
 
+def _on_device(GS, scalars: FieldTensor, points: PointTensor, cfg: MSMConfig, stats) -> PointTensor:
+    """The Triton target with scalars as a FieldTensor: they stay on the device (no words
+    on the host)."""
+    if len(scalars.shape) not in (1, 2):
+        raise ValueError("scalars must be a vector (n,) or a batch of vectors (B, n)")
+    if scalars.shape[-1] != points.shape[0]:
+        raise ValueError(f"msm: {scalars.shape[-1]} scalars but {points.shape[0]} points")
+    res = device.device_msm(GS, scalars, points, cfg, stats)
+    return res[0] if _is_vector(scalars) else res
+
+
 def _batch_of(scalars) -> int:
     """Rows of a (B, n) batch of scalars (1 for a vector)."""
     if isinstance(scalars, FieldTensor):
@@ -212,15 +256,10 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     else:
         raise TypeError("msm(scalars, points): points must be a PointTensor (e.g. G.tensor(list)) "
                         "or MSMBases from msm_prepare")
-    if bases is None and n and isinstance(scalars, FieldTensor) and device.on_device(points.device):
-        # the Triton target: the scalars stay on the device (no words on the host)
-        ns = scalars.shape[-1] if len(scalars.shape) in (1, 2) else None
-        if ns is None:
-            raise ValueError("scalars must be a vector (n,) or a batch of vectors (B, n)")
-        if ns != n:
-            raise ValueError(f"msm: {ns} scalars but {n} points")
-        res = device.device_msm(GS, scalars, points, cfg, stats)
-        return res[0] if _is_vector(scalars) else res
+    if bases is not None and bases.device_points is not None:
+        points, bases = PointTensor(GS, bases.device_points), None
+    if n and isinstance(scalars, FieldTensor) and device.on_device(points.device):
+        return _on_device(GS, scalars, points, cfg, stats)
     words = scalar_words(GS, scalars)
     Bt, ns, _ = words.shape
     if ns != n:

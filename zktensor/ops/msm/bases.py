@@ -22,7 +22,12 @@ class MSMBases:
     `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1
     tables from 2^13 BN254 G1 bases, plain ones from 2^17 where `cpu_gather` compiles, else
     from `POINT_MAJOR_FROM`), the copy made once here instead of in every MSM
-    (`msm_tree.point_major`)."""
+    (`msm_tree.point_major`).
+
+    On the Triton target (`resident`) the bases stay as they are, XYZZ on the device
+    (`device_points`), and every MSM against them is the device program (`device`)."""
+
+    device_points = None
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
                  checkpoint: int, chunks: int, config: MSMConfig):
@@ -45,11 +50,28 @@ class MSMBases:
                                                               point_major=pm)
         self.table, self.rows = (None, table) if pm else (table, None)
 
+    @classmethod
+    def resident(cls, GS: GroupSpace, points: PointTensor, window: int, config: MSMConfig) -> "MSMBases":
+        """Bases for the device program: the points' own data, no table (nothing is read
+        back to build one)."""
+        self = cls.__new__(cls)
+        self.G, self.window, self.config = GS, window, config
+        self.n = points.shape[0]
+        self.W = self.M = n_windows(GS.r.bit_length(), window)
+        self.J, self.chunks = 1, config.chunks or 1
+        self.base_inf = self.tinf = self.table = self.rows = None
+        self.offset_total = 0
+        self.device = points.device
+        self.device_points = points.data.contiguous()
+        return self
+
     def __len__(self):
         return self.n
 
     def memory_bytes(self) -> int:
-        return (self.table if self.table is not None else self.rows).numel() * 4
+        t = self.device_points if self.device_points is not None else \
+            self.table if self.table is not None else self.rows
+        return t.numel() * 4
 
 
 def table_columns(n: int, J: int, c: int) -> int:
@@ -127,6 +149,10 @@ def msm_prepare(points, window: int | None = None, checkpoint: int | None = None
     n = points.shape[0]
     cfg = config or msm_config(GS, n_hint or n, points.device, prepared=True)
     bits = GS.r.bit_length()
+    from . import device
+    if device.on_device(points.device):
+        c = window or cfg.window or device.device_window(n_hint or n, bits)
+        return MSMBases.resident(GS, points, c, replace(cfg, window=c, checkpoint=n_windows(bits, c)))
     M = checkpoint or cfg.checkpoint
     c = window or cfg.window or choose_window(n_hint or n, bits, checkpoint=M or 1, cfg=cfg)
     check_window(c)

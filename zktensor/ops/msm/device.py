@@ -34,8 +34,9 @@ import torch.nn.functional as Fn
 
 from ...config import choose
 from ...kernels import msm_device
-from ...kernels.elementwise import triton_cdiv, triton_mode
-from ...kernels.triton_passes import skip_coalesce
+from ...runtime.triton_modules import triton_mode
+from ...kernels.elementwise import triton_cdiv
+from ...runtime.triton_passes import skip_coalesce
 from ...points import PointTensor
 from ...runtime import counters
 from ...tensor import FieldTensor

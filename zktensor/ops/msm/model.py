@@ -76,7 +76,7 @@ def auto_strategy(GS: GroupSpace, device) -> str | None:
     if torch.device(device).type != "cpu" or choose("cpu")[1] != "cpu":
         return None             # the Triton target (on CPU tensors under its interpreter too)
     try:
-        from ...kernels.cpu_isa import cpu_options
+        from ...runtime.cpu_isa import cpu_options
     except ImportError:
         return None
     o = cpu_options("fp64")

@@ -33,6 +33,8 @@ class MSMPlan:
     ones: int = 0
     dense: int = 0
     squeeze: bool = False   # `msm` returns one point, not a (1,) batch
+    scalars: object = None  # bases on the device: the scalars themselves (the device program
+                            # makes its digits and sort in its own launches)
 
     @property
     def rows(self) -> int:
