@@ -23,8 +23,8 @@ import torch
 
 from ..ops.elementwise import invert_few
 
-TOP = 16    # values from which the host inverts: 16 BN254 values take ~60 us there, against
-            # ~150 us for the two launches of levels they save and the host's 4 values
+TOP = 16    # values from which the host inverts: fewer than the two launches of levels they
+            # save would cost
 
 
 def _up(B):
@@ -83,8 +83,8 @@ def batch_inverse(F, a: torch.Tensor, block: int = 8, out: torch.Tensor | None =
 def _levels(F, B, progs, addr, member, a, out, m, like):
     """The levels below one of m values (a multiple of B) at operand a, written to out:
     the block products' inverses recursively, with the one program pair of the call
-    (looking it up per level, with tensor views per operand, was ~40 us a level: most of a
-    small inversion, and the reduction's halving steps each have one)."""
+    (looking it up per level, with tensor views per operand, was most of a small
+    inversion, and the reduction's halving steps each have one)."""
     up, down = progs
     q = m // B
     top = q <= max(B, TOP)
@@ -106,10 +106,11 @@ def _levels(F, B, progs, addr, member, a, out, m, like):
 def _programs(F, B, a):
     """The compiled up and down programs for blocks of B, launched through
     `CompiledProgram.run_many`: on the CPU by operand addresses, without the per-operand
-    views, checks and output allocations of a tensor launch (~3 us an operand), which made
+    views, checks and output allocations of a tensor launch, which made
     the levels of small inversions mostly overhead (the bucket reduction's log2 N steps each
     invert one batch); elsewhere one launch each."""
-    from ..config import choose, tuned_scope
+    from ..runtime.target import choose
+    from ..tune.lookup import tuned_scope
     from ..ops.elementwise import _program
     from .elementwise import get_program
     with tuned_scope("mul", F.name, a.shape[1], a.device):

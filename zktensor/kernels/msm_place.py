@@ -11,10 +11,9 @@ the bucket sizes known, one pass over the digits places each entry directly:
             dst[pos[v - 1] + rank]      = col[i] + (d_i < 0) * width     (flat)
 
 for v = |d_i| != 0. numpy has no such loop: it took a radix argsort, a gather, a
-repeat and a scatter (`msm._bucket_layout`'s numpy form, which stays as the
-fallback and as the tests' independent reference): the 2^16 BN254 G1 MSM's sort
-phase (1.3M digits, 2 threads) took 22 ms of wall and 37 ms of CPU time, against
-8.5 and 13 here (2026-11-22, 2-core VM).
+repeat and a scatter (`ops.msm.plan._bucket_layout`'s numpy form, which stays as
+the fallback and as the tests' independent reference), several times slower than these
+loops (figures in the commit that added them).
 
 The loops are scalar: the scattered store is the cost, and a bucket's counter has
 to be read back before its next entry. They are MLIR (`cpu_code`), compiled once

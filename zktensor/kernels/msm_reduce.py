@@ -245,12 +245,10 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
 
 
 XYZZ_TAIL = 4096     # halving steps of at most this many pairs are one launch of complete
-                     # XYZZ additions (~165 ns a pair on one thread against ~60 batch-affine,
-                     # but one launch against an up, a down and the inversion's levels: the
-                     # batch-affine steps of 2560 to 240 pairs took 0.8-1.0 ms each on the
-                     # 2-core VM). A one-row reduction (a prepared Groth16 key: N = 32768 at
-                     # 2^16 constraints) has its last 10 of 15 steps in XYZZ: 2^16-constraint
-                     # proof (diagnostic, interleaved) 677-803 ms against 698-858
+                     # XYZZ additions (dearer a pair than batch-affine ones, but one launch
+                     # against an up, a down and the inversion's levels). A one-row reduction
+                     # (a prepared Groth16 key: N = 32768 at 2^16 constraints) has its last
+                     # 10 of 15 steps in XYZZ
 
 
 def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,
@@ -284,8 +282,8 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
         m = h * rows
         # in place: every array's low half += its high half, one job each (one shared
         # inversion; a ragged remainder through one padded copy), and A's high half stays
-        # where it is as T_s. Copying all the halves side by side took ~10 ms of a
-        # 2^16-point BN254 G1 MSM's ~30 ms reduction on the 2-core VM.
+        # where it is as T_s. Copying all the halves side by side was a third of the
+        # reduction's time.
         jobs = [PairJob(t[:, :m], t[:, m:2 * m], f[:m] if any_inf else None,
                         f[m:2 * m] if any_inf else None, t[:, :m]) for t, f in zip(arrays, infs)]
         sums = add_ragged_jobs(GS, jobs, block, inverse_block, stats)

@@ -73,7 +73,7 @@ def signed_digits(words: np.ndarray, c, W: int | None = None) -> np.ndarray:
         raise ValueError(f"windows of at most 30 bits, got {max(widths)}")
     m, Lr = words.shape
     # in 32-bit words throughout (a window is at most 30 bits, its carry one): half the
-    # memory traffic of 64-bit lanes, ~2x faster
+    # memory traffic of 64-bit lanes
     w = np.ascontiguousarray(words.T, dtype=np.uint32)
     out = np.empty((len(widths), m), dtype=np.int32)
     carry = np.zeros(m, dtype=np.int32)
