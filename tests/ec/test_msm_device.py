@@ -67,7 +67,7 @@ def _edge_case(name, n, bits=None):
     return g, pts, ks
 
 
-@pytest.mark.parametrize("name", ["bn254.g1"])
+@pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=pytest.mark.slow)])
 def test_small_scalars_exact_no_sync(name):
     """A batch of two MSMs over 8 bases on the device (scalars < 2^8: 3 windows of 3 bits),
     buckets cut into segments of 2 (three accumulation rounds), with every exceptional
