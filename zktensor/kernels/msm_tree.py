@@ -126,11 +126,8 @@ def _f_down_add(B, given: bool = False):
 
 def keeps_dens(G) -> bool:
     """Whether the tree's up kernel hands its denominators to the down kernel. Over Fq2 a
-    denominator is a norm (two squares and an addition), worth a store and a load: the
-    2^16-constraint proof's B2 MSM (BN254 G2, one thread, interleaved in one process) spent
-    118-119 ms in down launches against 130-133, and 30-34 against 26-29 in up launches,
-    274-281 ms in all against 283-288. Over Fq it is one subtraction, cheaper than the
-    memory traffic."""
+    denominator is a norm (two squares and an addition), worth more than a store and a
+    load. Over Fq it is one subtraction, cheaper than the memory traffic."""
     return G.degree == 2
 
 
@@ -205,8 +202,8 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
     rows: t point-major (`point_major(t)`), for indices that jump all over t (the tree's
     gather reads the bases in bucket order). Row by row, each column read is a cache
     line for 4 bytes, C times; from the point-major copy a column is one read of its C
-    words, then chunks are transposed into place: a 2^21-column gather from a 2^19-column
-    BN254 table took 44 ms against 140-240 ms on 2 threads. Where the CPU loops of
+    words, then chunks are transposed into place, which is several times faster for large
+    tables. Where the CPU loops of
     `cpu_gather` compile, they do both steps at once by vector gathers. With rows, t may
     be None (a table kept only point-major, as `MSMBases` keeps large ones)."""
     src = t if t is not None else rows
@@ -247,13 +244,9 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the tree's gather reads point-major
 PREPARED_POINT_MAJOR_FROM = 1 << 20
-"""The same for `MSMBases` tables, kept point-major, the copy made once. Diagnostics (2-core
-VM, interleaved, dense scalars, MSMs): M = 1 BN254 G1 2^14 (2.2 MiB rows, one thread)
-84-86 ms point-major against 94-97 ms limb-major, G2 2^14 138-157 against 162-187, and
-G1 2^15 (4.4 MiB rows) 151-173 ms against 203-209 ms. Plain tables (M = W) of 2 MiB rows
-did not gain while numpy gathered them; since `cpu_gather`, the 2^18 bench proof (plain
-tables) takes 2056-2143 ms against 2178-2531 ms with them limb-major (in-process A/B,
-2026-11-22)."""
+"""The same for `MSMBases` tables, kept point-major, the copy made once: a prepared table
+is gathered by every MSM over it, so the copy pays from smaller rows than a one-off
+gather's; with `cpu_gather`'s vector gathers it pays for plain tables (M = W) too."""
 
 
 def point_major(t: torch.Tensor) -> torch.Tensor | None:
@@ -279,9 +272,8 @@ def point_major(t: torch.Tensor) -> torch.Tensor | None:
 
 def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor | None, src: np.ndarray,
               rows: torch.Tensor | None = None):
-    """out[..., dst] = t[..., src] (on the CPU row by row in numpy: torch's index_put took
-    13 ms of a 2^16-point MSM's tree for the buckets' final columns), or from `rows` (t
-    point-major) where t is None."""
+    """out[..., dst] = t[..., src] (on the CPU row by row in numpy, which is much faster
+    than torch's index_put here), or from `rows` (t point-major) where t is None."""
     if t is None:
         out[:, torch.from_numpy(dst).to(out.device)] = take_cols(None, src, rows=rows)
         return
@@ -294,8 +286,8 @@ def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor | None, src: n
         o[dst] = np.take(x, src, mode="clip")
         return
 
-    def move(lo, hi):           # rows shared by threads (numpy drops the GIL): ~20 ms of a
-        for r in range(lo, hi):     # 2^18-point MSM's tree on one thread
+    def move(lo, hi):           # rows shared by threads (numpy drops the GIL)
+        for r in range(lo, hi):
             o[r][dst] = np.take(x[r], src, mode="clip")
     host_parallel(o.shape[0], move, len(src) * o.shape[0], GATHER_SPLIT)
 
@@ -379,8 +371,8 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
         if found is None:
             special.append(None)
             continue
-        # on the CPU in numpy (views of the same memory): torch's ~10 us an op on a few
-        # columns was ~200 us a job, and a witness MSM's tree has ~50 jobs with exceptions
+        # on the CPU in numpy (views of the same memory): on a few columns torch's per-op
+        # overhead dominates, and a witness MSM's tree has dozens of jobs with exceptions
         sp, same = found
         XL, XR, sp, same = (j.XL.numpy(), j.XR.numpy(), sp.numpy(), same.numpy()) if cpu else \
             (j.XL, j.XR, sp, same)
@@ -553,10 +545,8 @@ def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.nda
     onto the first S_(2k+1) columns of block 2k, in place, for every k: each operand is a
     contiguous column range, so a level needs no index arrays and no gathers, only one
     launch pair per pair of blocks (sharing one inversion). After ceil(log2 R) levels block 0
-    holds the sums. Before this layout every level gathered its pairs through index arrays
-    into fresh tables: diagnostic A/B, BN254 G1 dense MSMs, interleaved processes, 2^16 on
-    two threads 212-230 ms against 236-276 ms, 2^18 on one thread 693-968 against
-    824-1019 ms.
+    holds the sums. (Before this layout every level gathered its pairs through index arrays
+    into fresh tables; the rank-major blocks save those gathers.)
 
     The index side (`tree_plan`) depends only on idx and lens: callers that sum the same
     columns of several tables make it once and call `tree_sums`."""
@@ -702,8 +692,8 @@ def _in_place(G, B, device_type) -> bool:
     return len(c.meta["calls"]) == 1
 
 
-LANES = 8   # columns of a CPU vector: views that start on one load whole vectors (a launch over
-            # views starting mid-vector ran ~30% slower: 2^17 pairs, tree_up 1.9-2.2 ms against 1.5)
+LANES = 8   # columns of a CPU vector: views that start on one load whole vectors (views that
+            # start mid-vector make every vector load straddle two)
 
 
 def _rank_level(GS, E, Einf, off, width, B, inverse_block, in_place, stats):
