@@ -99,8 +99,8 @@ class SegmentPlan:
     A segment leaves the tree when it is down to one value: singletons are copied to
     the output at the start, and a level's pairs that finish a segment write their sums
     straight to it. So each value is moved O(1) times however unequal the lengths are
-    (a C matrix with a few 33-term rows among 200k short ones had every short row
-    carried through all six levels: 80 ms of copies at 2^18 constraints)."""
+    (otherwise a C matrix with a few 33-term rows among 200k short ones would carry
+    every short row through all six levels)."""
 
     def __init__(self, keys: np.ndarray, n_segments: int, device=None):
         keys = np.asarray(keys, dtype=np.int64)
