@@ -14,7 +14,6 @@ in --out for snarkjs or `zktensor prove` to use again.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys

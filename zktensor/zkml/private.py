@@ -70,8 +70,7 @@ class PrivateWeights:
         amax = torch.maximum(x.lo.abs(), x.hi.abs())
         if L.op == "linear":
             xl = x.lc.flat()
-            n = xl.shape[0]
-            A = wl                                             # product (o, i): row o·n + i
+            A = wl                                 # product (o, i): row o·n + i, n inputs
             Bx = LC(xl.idx.repeat(O, 1), xl.coef.repeat(O, 1))
             Pn = 1
             bound = (amax.sum() * (1 << (bw - 1))).expand(O)
