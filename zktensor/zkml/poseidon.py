@@ -138,9 +138,11 @@ def permutation_template(n_inputs: int):
     return rows, state[0], nxt
 
 
+@functools.lru_cache(maxsize=None)
 def template_arrays(n_inputs: int):
     """The template's rows as padded arrays per side: (local wire ids (R, K), coefficient words
-    (R, K, 8)), plus the output LC's (ids, words)."""
+    (R, K, 8)), plus the output LC's (ids, words). Cached: every hash of a circuit shares them
+    (read-only)."""
     from .lc import ints_to_words
     rows, out, n_local = permutation_template(n_inputs)
     sides = []
