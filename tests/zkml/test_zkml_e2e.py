@@ -87,6 +87,23 @@ def test_prove_and_snarkjs_verifies(mlp_case, snarkjs, tmp_path):
 
 
 @pytest.mark.snarkjs
+def test_private_weights_snarkjs(snarkjs, tmp_path):
+    torch.manual_seed(11)
+    c = zk.compile(MLP(16, 6, 4), torch.zeros(1, 16), input_scale=4, weights="private")
+    x = torch.linspace(-4, 4, 16)
+    res = c.setup(tmp_path / "p.zkey")
+    proof, public = c.prove(x, res.zkey_path)
+    assert public[4] == c.commitment and len(public) == 4 + 1 + 16
+    write_proof(tmp_path / "proof.json", proof)
+    write_public(tmp_path / "public.json", public)
+    assert snarkjs("groth16", "verify", res.vk_path, tmp_path / "public.json", tmp_path / "proof.json").returncode == 0
+    bad = list(public)
+    bad[4] = (bad[4] + 1) % P                       # another commitment: other weights
+    assert not zk.verify(res.vk_path, bad, proof, circuit=c)
+
+
+@pytest.mark.slow
+@pytest.mark.snarkjs
 def test_cnn_private_weights_and_input(snarkjs, tmp_path):
     xtr, ytr, xte, _ = digits()
     m = train(DigitsCNN(), xtr.reshape(-1, 1, 8, 8), ytr, epochs=40)

@@ -86,3 +86,18 @@ def test_out_of_range_quotient(case):
     bad[io] = (bad[io] + (1 << b)) % P
     msg = refused(c, bad, "layer 3 linear")
     assert "remainder bits" in msg or "quotient bits" in msg
+
+
+def test_max_pool_difference_bits():
+    from zkml_models import CNN, with_bn_stats
+    torch.manual_seed(13)
+    c = zk.compile(with_bn_stats(CNN()), torch.zeros(1, 1, 8, 8), input_scale=4)
+    w = c.witness(torch.rand(1, 8, 8) * 3)
+    blocks = [b for b in c.sys.wire_blocks if "difference bits" in b.name]
+    assert blocks
+    b = blocks[0]
+    m = b.n // 64                                   # bits per difference: 4 channels x 4 x 4 maxima
+    for e in (0, m - 1, m, 2 * m - 1):              # low and sign bits of two differences
+        bad = list(w)
+        bad[fid(c, b.start + e)] ^= 1               # d + 2^(m-1) != Σ 2^i bit_i
+        refused(c, bad, "max", "difference equation")
