@@ -377,22 +377,29 @@ class Circuit:
     def prove(self, x, key, check: bool = True):
         """(proof, public signals) for one input; key: a .zkey path or a groth16.Prover."""
         from ..groth16.formats.wtns import Wtns
+        from ..groth16.key import PLAIN
         from ..groth16.prover import Prover
         words = self.witness_words(x)
         if check:
             self.check(words)
-        prover = key if isinstance(key, Prover) else Prover(key, helper=False)
+        # one proof from a path: GZKP's weighted bases would take longer to build than they save
+        prover = key if isinstance(key, Prover) else Prover(key, helper=False, checkpoint=PLAIN)
         w = Wtns("witness", P, "bn254", N8, memoryview(words.astype("<u4").tobytes()))
         return prover.prove(w, check=False)
 
     def decode(self, public) -> tuple:
         """Public signals -> (output integers, floats, input integers or None)."""
         vals = [int(v) for v in public]
-        signed = torch.tensor([v - P if v > P // 2 else v for v in vals], dtype=torch.int64)
         c = self.counts
         n_out = c["output"] - (1 if self.commitment_wire is not None else 0)
-        out = signed[:n_out].reshape(self.output_shape)
-        inp = signed[c["output"]:c["output"] + c["public_input"]]
+
+        def signed(vs):
+            vs = [v - P if v > P // 2 else v for v in vs]
+            if any(abs(v) >= 1 << 62 for v in vs):
+                raise ValueError("a public output or input is not a small signed integer: not this circuit's")
+            return torch.tensor(vs, dtype=torch.int64)
+        out = signed(vals[:n_out]).reshape(self.output_shape)
+        inp = signed(vals[c["output"]:c["output"] + c["public_input"]])
         return out, out.double() / 2.0 ** self.qm.output_scale, (inp.reshape(self.input_shape) if inp.numel() else None)
 
 
@@ -405,7 +412,10 @@ def verify(vk, public, proof, circuit: Circuit | None = None) -> bool:
     if circuit is not None:
         if len(pub) != circuit.n_public:
             raise ValueError(f"{len(pub)} public signals, the circuit has {circuit.n_public}")
-        _, _, inp = circuit.decode(pub)
+        try:
+            _, _, inp = circuit.decode(pub)
+        except ValueError:
+            return False
         b = circuit.options.input_bits
         if inp is not None and (int(inp.min()) < -(1 << (b - 1)) or int(inp.max()) >= 1 << (b - 1)):
             return False
