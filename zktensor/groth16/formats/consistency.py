@@ -2,10 +2,13 @@
 
 snarkjs's prover refuses a witness for another curve or with another length
 than the key's nVars; these checks say so before any work is done, and also
-match a ``.r1cs`` against a key (same curve, wires, public count, and a domain
-that holds the constraints plus snarkjs's public-input rows).
+match a ``.r1cs`` against a key (same curve, wires, public count, a domain
+that holds the constraints plus snarkjs's public-input rows, and the key's
+coefficient section equal to the .r1cs's A and B).
 """
 from __future__ import annotations
+
+import numpy as np
 
 from .errors import FormatError
 from .r1cs import R1CS
@@ -39,3 +42,49 @@ def check_r1cs_for_zkey(zkey: ZKey, r1cs: R1CS) -> None:
                         f"do not fit domainSize = {zkey.domain_size}")
     if problems:
         raise FormatError(f"{_names(r1cs, zkey)} do not match: {'; '.join(problems)}")
+    check_r1cs_coefs(zkey, r1cs)
+
+
+def check_r1cs_coefs(zkey: ZKey, r1cs: R1CS) -> None:
+    """The key's coefficient section (section 4) is the .r1cs's A and B plus snarkjs's
+    public-input rows A[nConstraints + i][i] = 1, entry for entry (in any order), so a
+    stale or foreign .r1cs is refused by name instead of passing a witness the key's
+    circuit does not accept."""
+    cs = zkey.coefs
+    n_pub, nc = zkey.n_public, r1cs.n_constraints
+    stale = f"{getattr(r1cs, 'path', None) or 'the .r1cs'} is not the circuit of " \
+            f"{getattr(zkey, 'path', None) or 'the key'} (a stale or different .r1cs?)"
+    exp_m = np.concatenate([np.zeros(len(r1cs.A), np.uint32), np.ones(len(r1cs.B), np.uint32),
+                            np.zeros(n_pub + 1, np.uint32)])
+    exp_row = np.concatenate([r1cs.A.rows, r1cs.B.rows, nc + np.arange(n_pub + 1, dtype=np.uint32)]
+                             ).astype(np.uint32)
+    exp_col = np.concatenate([r1cs.A.cols, r1cs.B.cols, np.arange(n_pub + 1, dtype=np.uint32)]
+                             ).astype(np.uint32)
+    if len(exp_m) != len(cs):
+        raise FormatError(f"{stale}: the key holds {len(cs)} entries of A and B, the .r1cs "
+                          f"{len(exp_m)}")
+    key_m, key_row, key_col = (np.asarray(a, dtype=np.uint32) for a in (cs.matrix, cs.constraint, cs.signal))
+    eo = np.lexsort((exp_col, exp_row, exp_m))
+    ko = np.lexsort((key_col, key_row, key_m))
+    for e, k in ((exp_m, key_m), (exp_row, key_row), (exp_col, key_col)):
+        diff = np.flatnonzero(e[eo] != k[ko])
+        if diff.size:
+            j = int(diff[0])
+            raise FormatError(f"{stale}: the key's {'AB'[int(key_m[ko[j]]) & 1]} matrix has an entry "
+                              f"at constraint {int(key_row[ko[j]])}, wire {int(key_col[ko[j]])} where "
+                              f"the .r1cs has constraint {int(exp_row[eo[j]])}, wire {int(exp_col[eo[j]])}")
+    # values: the .r1cs's c (standard form) against the key's stored c·R^2 mod r
+    r, n8 = cs.r, cs.n8r
+    R2 = cs.R * cs.R % r
+    std = np.concatenate([r1cs.A.coeff_words, r1cs.B.coeff_words]).astype("<u4").tobytes()
+    n8_in = r1cs.n8
+    ones = (1 * R2 % r).to_bytes(n8, "little") * (n_pub + 1)
+    expected = b"".join((int.from_bytes(std[i * n8_in:(i + 1) * n8_in], "little") * R2 % r).to_bytes(n8, "little")
+                        for i in range(len(r1cs.A) + len(r1cs.B))) + ones
+    exp_words = np.frombuffer(expected, dtype="<u4").reshape(-1, n8 // 4)[eo]
+    key_words = np.asarray(cs.stored_words)[ko]
+    bad = np.flatnonzero((exp_words != key_words).any(axis=1))
+    if bad.size:
+        j = int(bad[0])
+        raise FormatError(f"{stale}: the coefficient of wire {int(key_col[ko[j]])} in constraint "
+                          f"{int(key_row[ko[j]])} ({'AB'[int(key_m[ko[j]]) & 1]}) differs from the key's")

@@ -1,0 +1,132 @@
+"""Is a proving key fit to prove with? Checked once, when a key is first loaded.
+
+    stamp = validate_zkey(zkey)          # FormatError naming the .zkey, or KEY_CHECK_STAMP
+    is_current(stamp)                    # a stamp stored with a key's tables still holds
+
+What ``read_zkey`` already refuses (sizes against the header, a domain that is not a
+power of two, coordinates and coefficients not reduced, header and IC points off
+the curve) is asserted again here for keys built in Python. Added:
+
+* the header points alpha_1, beta_1, beta_2, gamma_2, delta_1, delta_2 are not the
+  identity and are in their prime-order subgroups; so are the IC points
+  (Python ints: a handful of points);
+* every point of the A, B1, B2, C and H sections is on its curve (decoded as
+  tensors, ``Group.from_bytes(check=True)``) and, where the group's cofactor is
+  not 1 (BN254's G2, BLS12-381's G1 and G2), in the subgroup. The subgroup test
+  of a whole section is batched: k random combinations S_j = sum_i rho_ij·P_i by
+  one MSM, each checked r·S_j = O on Python ints. A point with a component of
+  order l outside the subgroup survives one combination with probability 1/l, so
+  k is chosen from the cofactor's smallest prime factor l_min for a 2^-64 bound
+  (k = ceil(64 / log2 l_min): BN254 G2 (l_min = 10069): 5, BLS12-381 G2 (13): 18,
+  BLS12-381 G1 (3): 41).
+
+What a structurally valid key cannot show (an H point swapped with its neighbour, a
+changed coefficient) is caught by verifying every proof before it is written; the
+prover then names the key.
+
+``KEY_CHECK_STAMP`` changes whenever what is checked changes, so a stamp remembered
+with a key's prepared tables (the on-disk table cache) is trusted only while it
+names the checks of this code.
+"""
+from __future__ import annotations
+
+import math
+import secrets
+
+from zktensor.algebra.curves import group as int_group, in_subgroup, is_on_curve
+
+from .formats.errors import FormatError
+from .formats.zkey import ZKey
+
+KEY_CHECK_STAMP = "zkey-check-v1"
+SOUNDNESS_BITS = 64
+_SMALLEST_COFACTOR_PRIME = {("bn254", "g2"): 10069, ("bls12_381", "g1"): 3, ("bls12_381", "g2"): 13}
+
+
+def is_current(stamp) -> bool:
+    """Whether a remembered stamp is what ``validate_zkey`` returns now."""
+    return stamp == KEY_CHECK_STAMP
+
+
+def combinations_for(curve: str, which: str) -> int:
+    """Random combinations a section of this group needs (0: cofactor 1, no subgroup test)."""
+    if int_group(f"{curve}.{which}").cofactor == 1:
+        return 0
+    return math.ceil(SOUNDNESS_BITS / math.log2(_SMALLEST_COFACTOR_PRIME[(curve, which)]))
+
+
+def _name(z: ZKey) -> str:
+    return z.path or "proving key"
+
+
+def _header_checks(z: ZKey) -> None:
+    name = _name(z)
+    if z.domain_size <= 0 or z.domain_size & (z.domain_size - 1):
+        raise FormatError(f"{name}: domainSize = {z.domain_size} is not a power of two")
+    if z.n_vars < z.n_public + 1:
+        raise FormatError(f"{name}: nVars = {z.n_vars} < nPublic + 1 = {z.n_public + 1}")
+    expected = {"IC": z.n_public + 1, "A": z.n_vars, "B1": z.n_vars, "B2": z.n_vars,
+                "C": z.n_vars - z.n_public - 1, "H": z.domain_size}
+    for sec, n in expected.items():
+        if len(getattr(z, sec)) != n:
+            raise FormatError(f"{name}: section {sec} has {len(getattr(z, sec))} points, the header "
+                              f"says {n}")
+    for attr, which in (("alpha_1", "g1"), ("beta_1", "g1"), ("beta_2", "g2"), ("gamma_2", "g2"),
+                        ("delta_1", "g1"), ("delta_2", "g2")):
+        P = getattr(z, attr)
+        if P is None:
+            raise FormatError(f"{name}: header point {attr} is the identity")
+        G = int_group(f"{z.curve}.{which}")
+        try:
+            ok = is_on_curve(G, P) and (G.cofactor == 1 or in_subgroup(G, P))
+        except TypeError:
+            ok = False
+        if not ok:
+            raise FormatError(f"{name}: header point {attr} is not in {z.curve}'s {which.upper()} subgroup")
+    G1 = int_group(f"{z.curve}.g1")
+    for i, P in enumerate(z.IC):
+        if not (is_on_curve(G1, P) and (G1.cofactor == 1 or in_subgroup(G1, P))):
+            raise FormatError(f"{name}: IC point {i} is not in {z.curve}'s G1 subgroup")
+
+
+def _section_checks(z: ZKey, key: str, which: str, on_curve_checked: bool) -> None:
+    """On the curve (tensors) and, where the cofactor is not 1, in the subgroup (batched)."""
+    from ..points import group as tensor_group
+    sec = getattr(z, key)
+    name, label = _name(z), getattr(sec, "name", key)
+    k = combinations_for(z.curve, which)
+    if len(sec) == 0 or (on_curve_checked and not k):
+        return
+    G = tensor_group(f"{z.curve}.{which}")
+    try:
+        P = G.from_bytes(sec.raw, check=not on_curve_checked)
+    except ValueError as e:
+        raise FormatError(f"{name}: {label}: {e}") from None
+    if not k:
+        return
+    import torch
+
+    from ..ops.msm import msm
+    gen = torch.Generator().manual_seed(secrets.randbits(63))
+    rho = G.Fr.random((k, len(sec)), generator=gen)
+    S = msm(rho, P).to_affine()
+    IG = int_group(f"{z.curve}.{which}")
+    for j, point in enumerate(S if isinstance(S, list) else [S]):
+        if point is not None and not in_subgroup(IG, point):
+            raise FormatError(f"{name}: {label}: a point is not in {z.curve}'s {which.upper()} subgroup "
+                              "(a random combination of the section is not)")
+
+
+def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False) -> str:
+    """Raise FormatError, naming the .zkey, at the first problem (module doc); else return
+    ``KEY_CHECK_STAMP``. on_curve_checked: the caller decoded every section with
+    ``from_bytes(check=True)`` already (a prover preparing its tables), so only the
+    subgroup tests of the sections remain."""
+    z = zkey
+    _header_checks(z)
+    for key, which in (("A", "g1"), ("B1", "g1"), ("B2", "g2"), ("C", "g1"), ("H", "g1")):
+        _section_checks(z, key, which, on_curve_checked)
+    return KEY_CHECK_STAMP
+
+
+__all__ = ["KEY_CHECK_STAMP", "validate_zkey", "is_current", "combinations_for"]
