@@ -4,6 +4,7 @@
     python -m bench.msm --curves bn254.g1,bls12_381.g1 --log-sizes 16,18 --threads 2 --peers
     python -m bench.msm --log-sizes 16 --prepared         # also GZKP prepared bases (precompute timed apart)
     python -m bench.msm --no-save --runs 3
+    python -m bench.msm --device cuda --curves bn254.g1,bn254.g2 --log-sizes 16,18,20   # Triton on a GPU
 
 Each (group, size, scalar kind) is measured in a fresh subprocess so that its
 peak memory (VmHWM of that process, with the baseline of an idle process
@@ -18,7 +19,11 @@ compilation and the per-process bucket offsets, then `--runs` clean runs).
 the same invocation; otherwise the newest peer rows in bench/results/peers.json
 are used and the report says so. Ratios are zktensor's median time over the
 peer's for the same curve, size and thread count (below 1: zktensor faster).
-Results: bench/results/msm.json and .csv (bench/results/gpu/ on a GPU machine).
+`--device cuda` runs the Triton target's device program on a GPU (scalars and bases made
+on the host, moved once, outside the timing; every timed call ends with a device
+synchronisation) and records its launches and host synchronisations per call
+(`zktensor.runtime.counters`). Results: bench/results/msm.json and .csv
+(bench/results/gpu/ on a GPU machine).
 """
 from __future__ import annotations
 
@@ -83,11 +88,13 @@ def one(args) -> dict:
     G = zt.group(args.group)
     n = 1 << args.log_size
     t0 = time.perf_counter()
-    P = make_bases(G, n)
-    k = make_scalars(G, n, args.kind)
+    P = make_bases(G, n).to(args.device)
+    k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
+    sync = torch.cuda.synchronize if args.device == "cuda" else None
     cfg = zt.MSMConfig(window=args.window)
-    out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s}
+    out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
+           "device": args.device}
     stats = {}
     if args.prepared:
         t0 = time.perf_counter()
@@ -98,8 +105,11 @@ def one(args) -> dict:
     else:
         target = P
     zt.msm(k, target, cfg)                       # compiles, and draws the bucket offsets
-    zt.msm(k, target, cfg, stats=stats)          # the phases of one warm call
-    timing = time_runs(lambda: zt.msm(k, target, cfg), runs=args.runs)
+    from zktensor.runtime import counters
+    with counters.record() as calls:
+        zt.msm(k, target, cfg, stats=stats)      # the phases of one warm call
+    out["counts"] = calls.as_dict()
+    timing = time_runs(lambda: zt.msm(k, target, cfg), runs=args.runs, sync=sync)
     c0 = time.process_time()
     zt.msm(k, target, cfg)
     out["cpu_s"] = time.process_time() - c0          # CPU seconds of one call, all threads
@@ -111,9 +121,9 @@ def one(args) -> dict:
     return out
 
 
-def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint) -> dict:
+def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu") -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
-           "--kind", kind, "--threads", str(threads), "--runs", str(runs)]
+           "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
         cmd += ["--window", str(window)]
     if prepared:
@@ -156,6 +166,8 @@ def main(argv=None) -> int:
     ap.add_argument("--peers", action="store_true", help="run gnark-crypto and arkworks in this run")
     ap.add_argument("--wait-quiet", type=float, default=600.0,
                     help="seconds the peers wait for other processes to go quiet (bench.peers)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: the Triton target on a GPU (no peers: theirs are CPU programs)")
     ap.add_argument("--save", default="msm")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
@@ -163,7 +175,13 @@ def main(argv=None) -> int:
         print(json.dumps(one(args)))
         return 0
 
-    prows, peer_note = peer_rows(args.peers, args.threads, args.wait_quiet or None)
+    if args.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            ap.error("--device cuda: no CUDA GPU here")
+        prows, peer_note = [], "none (GPU run; the peers are CPU programs)"
+    else:
+        prows, peer_note = peer_rows(args.peers, args.threads, args.wait_quiet or None)
     rows, lines = [], []
     for group in args.curves.split(","):
         curve = group.split(".")[0]
@@ -171,25 +189,28 @@ def main(argv=None) -> int:
         for ls in [int(x) for x in args.log_sizes.split(",")]:
             for kind in args.kinds.split(","):
                 for prepared in ([False, True] if args.prepared else [False]):
-                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared, args.checkpoint)
+                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared, args.checkpoint,
+                                args.device)
                     n = r["n"]
                     peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
                              and p["size"] == n and p["threads"] == args.threads and p["op"] == op}
                     ratios = {s: r["median_s"] / p["median_s"] for s, p in peers.items()} if kind == "dense" else {}
                     extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"], "cpu_s": r["cpu_s"],
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
-                             "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note}
+                             "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
+                             "counts": r.get("counts")}
                     if prepared:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)
                     name = op + ("_sparse" if kind == "sparse" else "") + ("_prepared" if prepared else "")
                     rows.append(make_row("zktensor", name, PEER_CURVE[curve], n, args.threads, r["median_s"],
-                                         r["min_s"], strategy=f"c={r['window']}", target="cpu",
+                                         r["min_s"], strategy=f"c={r['window']}",
+                                         target="cpu" if args.device == "cpu" else "cuda-triton",
                                          runs=r["clean"], extra=extra))
                     ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
                     line = (f"{group:14s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
                             f"{r['median_s'] * 1e3:9.1f} ms (cpu {r['cpu_s'] * 1e3:8.1f} ms, "
-                            f"clean {r['clean']}/{r['tried']})  c={r['window']:<2d} "
+                            f"clean {r['clean']}/{r['tried']})  c={r['window']!s:<2} "
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")
                     print(line, flush=True)
                     lines.append(line)

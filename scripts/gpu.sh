@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The GPU path on a machine with a CUDA GPU and without the MLIR bindings (a lent GPU machine).
+#
+#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env tests compile msm ntt groth16 (default: all)
+#   scripts/gpu.sh --pack                here, before: pre-build the Triton source and copy the
+#                                        test fixtures into ignored folders that travel
+#
+# Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go
+# to bench/results/gpu/. Each step runs under `timeout` (GPU_STEP_SECONDS, default 540)
+# so that one step fits a device call of 10 minutes: call the steps one or two at a time.
+# Before the first call, run `scripts/gpu.sh --pack` here and name .zktensor-prebuilt and
+# .gpu-fixtures in the device tool's `carry`.
+set -u -o pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-}"
+if [ -z "$PY" ]; then
+    if [ -x .venv/bin/python ] && .venv/bin/python -c "import torch" 2>/dev/null; then PY=.venv/bin/python; else PY=python3; fi
+fi
+
+if [ "${1:-}" = "--pack" ]; then
+    set -e
+    "$PY" -m zktensor.prebuild
+    rm -rf .gpu-fixtures && mkdir -p .gpu-fixtures
+    src="${ZKT_FIXTURES_BUILD:-tests/fixtures/build}"
+    while read -r name source prime; do
+        case "$name" in ''|'#'*) continue ;; esac
+        [ -f "$src/$name/circuit_final.zkey" ] || { echo "gpu.sh: fixture $name not built (scripts/fixtures.sh)"; continue; }
+        mkdir -p ".gpu-fixtures/$name"
+        cp "$src/$name/circuit_final.zkey" "$src/$name/witness.wtns" "$src/$name/$source.r1cs" \
+           "$src/$name/public.json" "$src/$name/verification_key.json" ".gpu-fixtures/$name/"
+    done < tests/circuits/fixtures.txt
+    du -sh .zktensor-prebuilt .gpu-fixtures
+    exit 0
+fi
+
+OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|tests|compile|msm|ntt|groth16 ...] | scripts/gpu.sh --pack}"
+shift
+STEPS="${*:-env tests compile msm ntt groth16}"
+LIMIT="${GPU_STEP_SECONDS:-540}"
+mkdir -p "$OUT"
+LOG="$OUT/gpu.log"
+export PYTHONUNBUFFERED=1
+export ZKTENSOR_NO_COMPILER=1                 # never reach for MLIR: a missing kernel is an error that says so
+[ -d .gpu-fixtures ] && export ZKT_FIXTURES_BUILD="$ROOT/.gpu-fixtures"
+export ZKTENSOR_CACHE_DIR="${ZKTENSOR_CACHE_DIR:-/tmp/zktensor-gpu-cache}"
+
+say() { echo "[gpu.sh $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
+
+run_step() {   # name, command...
+    local name="$1"; shift
+    say "step $name: $*"
+    local t0=$SECONDS
+    timeout "$LIMIT" "$@" 2>&1 | tee "$OUT/$name.txt" >> "$LOG"
+    local rc=${PIPESTATUS[0]}
+    say "step $name: exit $rc after $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo " (stopped at ${LIMIT} s)")"
+    return 0
+}
+
+if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
+    say "no CUDA GPU here: nothing to run"
+    exit 1
+fi
+[ -f .zktensor-prebuilt/manifest.json ] || say "warning: no .zktensor-prebuilt/ (run scripts/gpu.sh --pack here first and carry it)"
+
+for step in $STEPS; do
+    case "$step" in
+    env)
+        run_step env bash -c "nvidia-smi; $PY -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"triton\", triton.__version__, torch.cuda.get_device_name(0))'; $PY -c 'import torch_mlir' 2>&1 | tail -1; cat .zktensor-prebuilt/manifest.json 2>/dev/null | head -c 600" ;;
+    tests)
+        run_step tests "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs --junitxml="$OUT/gpu-tests.xml" tests ;;
+    compile)
+        # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
+        run_step compile env TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -m bench.gpu_first_proof --json "$OUT/first_proof.json" ;;
+    msm)
+        run_step msm "$PY" -m bench.msm --device cuda --curves bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2 \
+            --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 ;;
+    ntt)
+        run_step ntt "$PY" -m bench.ntt --device cuda --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers ;;
+    groth16)
+        run_step groth16 "$PY" -m bench.groth16 --device cuda --log-sizes "${GPU_GROTH16_SIZES:-16,18,20}" ;;
+    *)
+        say "unknown step $step (env tests compile msm ntt groth16)" ;;
+    esac
+done
+mkdir -p "$OUT/results"
+cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
+say "done: $STEPS"
