@@ -128,9 +128,12 @@ def proof(path: Path, progress) -> None:
     Prover(zkey, device="cpu", helper=False).prove(wtns, check=False, verify=True)
 
 
-def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progress=None) -> dict:
-    """Run the workloads for each strategy on the Triton target and copy the Triton entries they
-    used into out/kernels/; returns the manifest (also written to out/manifest.json)."""
+def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progress=None,
+             workloads=None) -> dict:
+    """Run the workloads (default: field_ops, ntt_ops, msm_ops; each a function of a curve name
+    and a progress callback) for each strategy on the Triton target and copy the Triton entries
+    they used into out/kernels/; returns the manifest (also written to out/manifest.json)."""
+    workloads = (field_ops, ntt_ops, msm_ops) if workloads is None else tuple(workloads)
     import zktensor as zt
     from .runtime import cache
     say = progress or (lambda msg: print(f"prebuild: {msg}", file=sys.stderr, flush=True))
@@ -139,7 +142,7 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
         for strategy in strategies:
             with zt.config(strategy=strategy, target="triton", tuned=False):
                 for curve in curves:
-                    for work in (field_ops, ntt_ops, msm_ops):
+                    for work in workloads:
                         work(curve, lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
                 for p in proofs:
                     proof(Path(p), lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
