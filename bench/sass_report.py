@@ -23,7 +23,7 @@ SHOWN = ("IMAD", "IADD3", "ISETP", "SEL", "LOP3", "SHF", "DFMA", "DADD", "I2F", 
 def report(name: str, strategy: str, arch: str) -> dict:
     import zktensor as zt
     from zktensor.ir.program import trace
-    from zktensor.kernels.aot import compile_program_kernels
+    from zktensor.runtime.aot import compile_program_kernels
     from zktensor.kernels.elementwise import get_program
 
     F = zt.field(name)

@@ -11,10 +11,11 @@ start on the 2-core CI machine.
 """
 import importlib
 
-from .kernels.host_memory import keep_freed_memory
+from .runtime.host_memory import keep_freed_memory
 keep_freed_memory()     # first: threads made from here on share one malloc arena (see host_memory)
 
 from .config import config  # noqa: E402
+from .version import __version__  # noqa: E402
 from .jit import jit  # noqa: E402
 from . import groth16  # noqa: E402  (lazy itself: zt.groth16.Prover, zt.groth16.verify)
 
@@ -29,7 +30,6 @@ _LAZY = {
     "MSMPlan": ".ops.msm", "MSMConfig": ".ops.msm", "MSMBases": ".ops.msm",
 }
 
-__version__ = "0.1.0"
 
 __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", "stack", "config",
            "ntt", "intt", "NTTConfig",

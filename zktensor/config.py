@@ -6,10 +6,14 @@ Every knob is resolved in this order (the first that says something wins):
    `zt.msm(k, P, config=MSMConfig(...))`, `strategy=` of `zt.jit`);
 2. `zt.config(...)` around the call or block (`with zt.config(strategy="fp64"):`);
 3. the environment: ZKTENSOR_STRATEGY, ZKTENSOR_TARGET (and ZKTENSOR_CPU_LANES /
-   ZKTENSOR_CPU_IFMA, see `kernels.cpu_isa`);
+   ZKTENSOR_CPU_IFMA, see `runtime.cpu_isa`);
 4. the tuning cache written by `zktensor autotune` (`zktensor.tune`), keyed by
    device, field, op, size bucket (a power of two) and zktensor version;
 5. the cost model (`zktensor.tune.costmodel`), then the built-in defaults.
+
+This module is a leaf: it imports nothing of the package. It holds the overrides and
+reads the environment; `runtime.target.choose` picks a strategy and target from them,
+and `tune.resolve` reads the tuning cache and the cost model for the ops.
 
 Built-in defaults: on a CUDA tensor, Triton kernels with the `int32` strategy; on a
 CPU tensor, the CPU target with the `fp64` strategy where the CPU has AVX-512
@@ -48,8 +52,6 @@ _override: contextvars.ContextVar[dict] = contextvars.ContextVar("zktensor_confi
 _tuned: contextvars.ContextVar[dict] = contextvars.ContextVar("zktensor_tuned", default={})
 
 KNOWN = {"strategy", "target", "ntt", "msm", "block", "num_warps", "num_stages", "lanes", "ifma", "tuned"}
-# the keys a tuning-cache entry may set through `tuned_scope`
-SCOPED = ("strategy", "block", "num_warps", "num_stages", "lanes", "ifma")
 
 
 _ENV_DATA = os.environ._data if os.name == "posix" and hasattr(os.environ, "_data") else None
@@ -71,38 +73,6 @@ def _env_key(name: str) -> bytes:
     return os.fsencode(name)
 
 
-def choose(device_type: str, strategy: str | None = None, target: str | None = None) -> tuple[str, str]:
-    o = _override.get()
-    target = target or o.get("target") or env("ZKTENSOR_TARGET") or (
-        "triton" if device_type == "cuda" else "cpu")
-    if device_type == "cuda" and target == "cpu":
-        raise ValueError("the CPU target runs on CPU tensors; move the tensor with .to('cpu')")
-    t = _tuned.get()
-    tuned = t.get("strategy") if t.get("_target", target) == target else None
-    strategy = strategy or o.get("strategy") or env("ZKTENSOR_STRATEGY") or tuned or (
-        "int32" if target == "triton" else _cpu_default())
-    if target == "triton" and strategy == "int64":
-        strategy = "int32"
-    return strategy, target
-
-
-def _cpu_default() -> str:
-    return "fp64" if _lazy("kernels.cpu_isa").cpu_options("fp64")["lanes"] == 8 else "int64"
-
-
-_modules: dict = {}
-
-
-def _lazy(name: str):
-    """zktensor.<name>, imported on first use (config is imported by what it names; an import
-    statement inside a function costs microseconds on every launch)."""
-    mod = _modules.get(name)
-    if mod is None:
-        import importlib
-        mod = _modules[name] = importlib.import_module(f"{__package__}.{name}")
-    return mod
-
-
 def get(key: str, default=None):
     """A launch/target option (block, num_warps, num_stages, lanes, ifma): the user's
     `zt.config` value, else the tuning cache's for the running op, else `default`."""
@@ -122,11 +92,18 @@ def tuned_value(key: str):
     return _tuned.get().get(key)
 
 
+def tune_cache_setting() -> str | None:
+    """ZKTENSOR_TUNE_CACHE, read here only: None when it turns the tuning cache off (off, 0,
+    none, false), else the path it names ("": the default place)."""
+    v = (env("ZKTENSOR_TUNE_CACHE") or "").strip()
+    return None if v.lower() in ("off", "0", "none", "false") else v
+
+
 def tuning_enabled() -> bool:
     """False inside `zt.config(tuned=False)` or with ZKTENSOR_TUNE_CACHE=off."""
     if _override.get().get("tuned") is False:
         return False
-    return (env("ZKTENSOR_TUNE_CACHE") or "").strip().lower() not in ("off", "0", "none", "false")
+    return tune_cache_setting() is not None
 
 
 def current() -> dict:
@@ -149,86 +126,19 @@ def config(**options):
         _override.reset(token)
 
 
-# -- the tuning cache --------------------------------------------------------------------------
-
-
-def lookup(op: str, field: str, size: int, device, batch: int = 1) -> dict | None:
-    """The tuned configuration (a dict of fields) for `op` on `field` at `size` elements on
-    `device`, or None (no entry, tuning disabled, or an unreadable cache: never raises)."""
-    if _override.get().get("tuned") is False:
-        return None
-    try:
-        c = _lazy("tune.cache").default_cache()
-        return None if c.path is None else c.lookup(op, field, size, device, batch=batch)
-    except Exception as e:  # a broken cache must never break a computation
-        import warnings
-        warnings.warn(f"zktensor: tuning cache lookup failed ({e}); using defaults", stacklevel=2)
-        return None
-
-
 @contextlib.contextmanager
-def tuned_scope(op: str, field: str, size: int, device, batch: int = 1, values: dict | None = None):
-    """Within the block, the tuning cache's strategy and launch options for `op` apply where
-    the user and the environment set none. Values already in force (an enclosing op's
-    tuned configuration) win over this op's. `values`: use these instead of a lookup."""
-    found = lookup(op, field, size, device, batch) if values is None else values
-    add = {k: found[k] for k in SCOPED if found and found.get(k) is not None}
-    if not add:
-        yield found or {}
-        return
-    target = "triton" if getattr(device, "type", str(device)).startswith("cuda") else "cpu"
-    cur = _tuned.get()
-    token = _tuned.set({**add, "_target": target, **cur})
+def tuned_values(values: dict):
+    """Within the block, `values` (strategy and launch options from the tuning cache, with
+    "_target") apply below the user's overrides and the environment; values already in
+    force (an enclosing op's) win. `tune.resolve.tuned_scope` finds them."""
+    token = _tuned.set({**values, **_tuned.get()})
     try:
-        yield found
+        yield
     finally:
         _tuned.reset(token)
 
 
-def ntt_config(F, n: int, device, batch: int = 1):
-    """(NTTConfig, values) for an NTT of length n over F: `zt.config(ntt=...)`, else the
-    tuning cache, else the cost model (`tune.costmodel`), else NTTConfig(). `values` also
-    holds what is not an NTTConfig field (strategy, ifma): run the NTT inside
-    `tuned_scope(..., values=values)`."""
-    from dataclasses import fields as dc_fields, replace
-    from .ops.ntt import NTTConfig
-    names = {f.name for f in dc_fields(NTTConfig)}
-    o = user("ntt")
-    if isinstance(o, NTTConfig):
-        return o, {}
-    found = lookup("ntt", F.name, n, device, batch) or {}
-    values = found or _cost("ntt", F, n, device, batch)
-    cfg = _build(NTTConfig, names, values)
-    if isinstance(o, dict):
-        cfg = replace(cfg, **o)
-    return cfg, values
-
-
-def msm_config(G, n: int, device, batch: int = 1, prepared: bool = False):
-    """MSMConfig for an MSM of n points of group G (`prepared`: bases for `msm_prepare`):
-    `zt.config(msm=...)`, else the tuning cache, else the cost model (None fields: msm's
-    own window/chunks model), else MSMConfig()."""
-    from dataclasses import fields as dc_fields, replace
-    from .ops.msm import MSMConfig
-    o = user("msm")
-    if isinstance(o, MSMConfig):
-        return o
-    names = {f.name for f in dc_fields(MSMConfig)}
-    op = "msm_prepared" if prepared else "msm"
-    found = lookup(op, G.name, n, device, batch) or {}
-    cfg = _build(MSMConfig, names, found or _cost(op, G, n, device, batch))
-    if isinstance(o, dict):
-        cfg = replace(cfg, **o)
-    return cfg
-
-
-def _cost(op, space, n, device, batch) -> dict:
-    try:
-        from .tune import costmodel
-        return costmodel.defaults(op, space, n, device, batch)
-    except Exception:  # pragma: no cover - the model is advisory
-        return {}
-
-
-def _build(cls, names, values: dict):
-    return cls(**{k: v for k, v in values.items() if k in names})
+def tuned_strategy(target: str) -> str | None:
+    """The tuning cache's strategy for the running op, if it was tuned for `target`."""
+    t = _tuned.get()
+    return t.get("strategy") if t.get("_target", target) == target else None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 
-from .config import choose
+from .runtime.target import choose
 
 # the compiler and torch load on first use (see zktensor/__init__.py)
 
@@ -23,15 +23,12 @@ class JitFunction:
     def __init__(self, fn, strategy=None, target=None):
         self.fn = fn
         self.strategy, self.target = strategy, target
-        self._traces = {}
         functools.update_wrapper(self, fn)
 
     def program(self, F, n_inputs: int):
-        key = (F.name, n_inputs)
-        if key not in self._traces:
-            from .ir.program import trace
-            self._traces[key] = trace(self.fn, F.params, n_inputs)
-        return self._traces[key]
+        from .ir.program import trace
+        from .kernels.field_programs import traced
+        return traced(("jit", self.fn, F.name, n_inputs), lambda: trace(self.fn, F.params, n_inputs))
 
     def compiled(self, F, n_inputs: int, device_type: str = "cpu"):
         from .kernels.elementwise import get_program

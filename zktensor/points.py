@@ -29,103 +29,11 @@ import numpy as np
 import torch
 
 from .algebra.curves import group as group_record, _check_shape
-from .ir import ec as E
-from .kernels import msm_ec, msm_triton
+from .kernels import msm_ec
+from .kernels.point_formulas import add_complete, affine, comps, cross, double_n, f_curve, is_id, is_zero, neg
 from .kernels.elementwise import broadcast_shapes
+from .kernels.field_programs import from_mont
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
-
-# -- the traced formulas (each compiled once per group) -------------------------------
-
-
-def _f_add(P, Q):
-    h, r = P.cross(Q)
-    return P + Q, h, r
-
-
-def _f_double(P):
-    return P.double()
-
-
-def _f_neg(P):
-    return -P
-
-
-def _f_cross(P, Q):
-    return P.cross(Q)
-
-
-def _f_norm(G):
-    """The norm of ZZZ (itself over Fq): what to invert for the affine form."""
-    beta = _beta(G)
-
-    def f(P):
-        parts = P.coords()[3].parts()
-        if len(parts) == 1:
-            return parts[0]
-        a0, a1 = parts
-        return a0 * a0 - (a1 * a1) * beta
-    return f
-
-
-def _f_affine(P, inv_norm):
-    X, Y, ZZ, ZZZ = P.coords()
-    parts = ZZZ.parts()
-    if len(parts) == 1:
-        zinv = E.join(inv_norm)
-    else:               # 1/z = conj(z) / norm(z)
-        zinv = E.join(parts[0] * inv_norm, -(parts[1] * inv_norm))
-    t = ZZ * zinv       # = 1/Z (ZZ^3 = ZZZ^2)
-    return E.make("affine", X * t.square(), Y * zinv)
-
-
-def _f_curve(G):
-    """y^2 - (x^3 + a x + b) of an affine point: zero exactly on the curve."""
-    def f(P):
-        x, y = P.coords()
-        rhs = x * x * x + G.b
-        if G.a not in (0, (0, 0)):
-            rhs = rhs + x * G.a
-        return y * y - rhs
-    return f
-
-
-def _beta(G) -> int:
-    if G.degree == 1:
-        return 1
-    from .algebra.towers import tower
-    return tower(G.tower).beta
-
-
-# -- helpers over flat data (L, K, m) ------------------------------------------------------
-
-
-def comps(data: torch.Tensor) -> list[torch.Tensor]:
-    """The K component views (L, *batch) of point data (L, K, *batch)."""
-    return [data[:, k] for k in range(data.shape[1])]
-
-
-def is_zero(data: torch.Tensor) -> torch.Tensor:
-    """Rows (last batch dims) where every word of (L, C, *batch) data is zero."""
-    if data.device.type == "cpu":       # numpy's OR over the words: a quarter of torch's time
-        return torch.from_numpy(np.asarray(np.bitwise_or.reduce(data.numpy(), axis=(0, 1)) == 0))
-    return torch.all(data.reshape(data.shape[0] * data.shape[1], *data.shape[2:]) == 0, dim=0)
-
-
-def _all_equal_or(data: torch.Tensor, col: torch.Tensor, skip: torch.Tensor) -> bool:
-    """Whether every column m of data (L, C, m) equals col (L, C, 1), where skip[m] is False."""
-    if data.device.type == "cpu":       # numpy, word row by word row into one accumulator:
-        x, c = data.numpy(), col.numpy()        # no temporaries per word row, unlike torch's
-        diff = np.zeros(x.shape[2], dtype=x.dtype)
-        for i in range(x.shape[0]):
-            for k in range(x.shape[1]):
-                diff |= x[i, k] ^ c[i, k]
-        return bool(((diff == 0) | skip.numpy()).all())
-    return bool(torch.all((data == col) | skip.reshape(1, 1, -1)))
-
-
-def stack_outs(outs, start: int, count: int) -> torch.Tensor:
-    return torch.stack(outs[start:start + count], dim=1)
-
 
 class GroupSpace:
     """A group as a maker of point tensors: `zt.group("bn254.g1")`."""
@@ -140,6 +48,11 @@ class GroupSpace:
 
     name = property(lambda self: self.params.name)
     r = property(lambda self: self.params.r)
+
+    def __getattr__(self, item):          # the record's data: curve, triton_cuts, ...
+        if item == "params":
+            raise AttributeError(item)
+        return getattr(self.params, item)
 
     def __repr__(self):
         return f"zt.group({self.name!r})"
@@ -216,7 +129,7 @@ class GroupSpace:
         return PointTensor(self, data)
 
     def _off_curve(self, xy: torch.Tensor) -> torch.Tensor:
-        res = msm_ec.run(self.params, "on_curve", ("affine",), _f_curve(self.params), comps(xy))
+        res = msm_ec.run(self.params, "on_curve", ("affine",), f_curve(self.params), comps(xy))
         return ~is_zero(torch.stack(res, dim=1))
 
     def from_bytes(self, data, device=None, check: bool = True) -> "PointTensor":
@@ -335,8 +248,8 @@ class PointTensor:
     def __eq__(self, other) -> torch.Tensor:
         other = self._same(other)
         A, B, batch = _broadcast(self, other)
-        h, r = _cross(self.G, A, B)
-        ia, ib = _is_id(self.G, A), _is_id(self.G, B)
+        h, r = cross(self.G, A, B)
+        ia, ib = is_id(self.G, A), is_id(self.G, B)
         same = is_zero(h) & is_zero(r) & ~ia & ~ib
         return (same | (ia & ib)).reshape(batch)
 
@@ -348,29 +261,8 @@ class PointTensor:
     # -- conversion out --------------------------------------------------------
     def affine(self):
         """(xy, inf): Montgomery affine coordinates (L, 2·degree, *batch) and the identity mask."""
-        G = self.G
-        flat = self._flat()
-        m = flat.shape[2]
-        inf = _is_id(G, flat)
-        d = G.degree
-        if not m or bool(inf.all()):
-            xy = torch.zeros((G.L, 2 * d, m), dtype=torch.int32, device=self.device)
-        else:
-            # already affine (ZZ = ZZZ = 1, as G.tensor and from_bytes make them): no inversion
-            unit = self.G.identity((1,), device=self.device).data * 0
-            unit[:, 2 * d] = unit[:, 3 * d] = G._one_col(self.device).reshape(G.L, 1)
-            if _all_equal_or(flat[:, 2 * d:], unit[:, 2 * d:], inf):
-                xy = flat[:, :2 * d].clone()
-            else:
-                norm = msm_ec.run(G.params, "norm", ("xyzz",), _f_norm(G.params), comps(flat))[0]
-                one = G._one_col(self.device).reshape(G.L, 1).expand(G.L, m)
-                norm = torch.where(inf.reshape(1, m), one, norm).contiguous()
-                from .kernels.msm_inverse import batch_inverse
-                inv = batch_inverse(G.F, norm)
-                outs = msm_ec.run(G.params, "to_affine", ("xyzz", "fq"), _f_affine, comps(flat) + [inv])
-                xy = torch.stack(outs, dim=1)
-            xy[:, :, inf] = 0
-        return xy.reshape((G.L, 2 * G.degree) + tuple(self.shape)), inf.reshape(self.shape)
+        xy, inf = affine(self.G, self._flat())
+        return xy.reshape((self.G.L, 2 * self.G.degree) + tuple(self.shape)), inf.reshape(self.shape)
 
     def to_affine(self):
         """Affine points as Python ints (nested lists for a batch), None for the identity."""
@@ -400,9 +292,7 @@ class PointTensor:
 
     # -- arithmetic ----------------------------------------------------------------
     def __neg__(self) -> "PointTensor":
-        flat = self._flat()
-        outs = msm_ec.run(self.G.params, "neg", ("xyzz",), _f_neg, comps(flat))
-        return PointTensor(self.G, torch.stack(outs, dim=1).reshape(self.data.shape))
+        return PointTensor(self.G, neg(self.G, self._flat()).reshape(self.data.shape))
 
     def __add__(self, other) -> "PointTensor":
         other = self._same(other)
@@ -457,98 +347,6 @@ def _align(data, batch):
     return data.expand(data.shape[:2] + tuple(batch))
 
 
-def _is_id(G: GroupSpace, flat: torch.Tensor) -> torch.Tensor:
-    d = G.degree
-    return is_zero(flat[:, 2 * d:3 * d])
-
-
-def _cross(G, A, B):
-    h_r = msm_ec.run(G.params, "cross", ("xyzz", "xyzz"), _f_cross, comps(A) + comps(B))
-    d = G.degree
-    return torch.stack(h_r[:d], dim=1), torch.stack(h_r[d:], dim=1)
-
-
-def max_chain(G: GroupSpace) -> int:
-    """Longest run of doublings fused into one kernel: launches against compile time (a
-    G1 doubling is ~9 products, a G2 one ~24; MNT4-753's products are 9x BN254's; a chain
-    of 16 BN254 G1 doublings took minutes to compile for the fp64 vector target)."""
-    if G.degree == 2:
-        return 2
-    return 4 if G.F.bits <= 384 else 1
-
-
-def _f_double_chain(k):
-    def f(P):
-        for _ in range(k):
-            P = P.double()
-        return P
-    return f
-
-
-def double_n(G: GroupSpace, flat: torch.Tensor, n: int) -> torch.Tensor:
-    """2^n·P for flat XYZZ data: runs of 2^j doublings fused into one kernel each (at most
-    `max_chain(G)`), so a Horner step of c doublings is a launch or two, from at most
-    log2(max_chain) + 1 distinct kernels."""
-    if flat.shape[2] == 0:
-        return flat
-    cap = max_chain(G)
-    while n > 0:
-        k = min(cap, 1 << (n.bit_length() - 1))
-        if k == 1:
-            outs = msm_ec.run(G.params, "double", ("xyzz",), _f_double, comps(flat))
-        else:
-            outs = msm_ec.run(G.params, ("double", k), ("xyzz",), _f_double_chain(k), comps(flat))
-        flat = torch.stack(outs, dim=1)
-        n -= k
-    return flat
-
-
-def set_identity(G: GroupSpace, flat: torch.Tensor, mask: torch.Tensor) -> None:
-    """Write the identity into the rows of flat data selected by mask (in place)."""
-    if bool(mask.any()):
-        flat[:, :, mask] = G.identity((1,), device=flat.device).data
-
-
-def fix_sum(G: GroupSpace, S, h, r, A, B, idA=None, idB=None) -> torch.Tensor:
-    """Patch S = A + B from the incomplete formula: identity operands, A = B, A = -B."""
-    idA = _is_id(G, A) if idA is None else idA
-    idB = _is_id(G, B) if idB is None else idB
-    exc = is_zero(h) & ~idA & ~idB
-    if bool(exc.any()):
-        dbl = exc & is_zero(r)
-        if bool(dbl.any()):
-            S[:, :, dbl] = double_n(G, A[:, :, dbl].contiguous(), 1)
-        set_identity(G, S, exc & ~dbl)
-    if bool(idA.any()):
-        S[:, :, idA] = B[:, :, idA]
-    if bool(idB.any()):
-        S[:, :, idB] = A[:, :, idB]
-    return S
-
-
-def add_sum(G: GroupSpace, A: torch.Tensor, B: torch.Tensor, split: bool | None = None) -> list:
-    """The outputs of `_f_add` over flat XYZZ data: the K components of the incomplete sum,
-    then h and r. `split`: in two kernels (msm_triton.add_split); by default where the
-    Triton target would spill the fused one."""
-    if split is None:
-        split = msm_triton.split_here(G, msm_triton.SPLIT_ADD, A.device.type)
-    if split:
-        return msm_triton.add_split(G.params, comps(A) + comps(B))
-    return msm_ec.run(G.params, "add", ("xyzz", "xyzz"), _f_add, comps(A) + comps(B))
-
-
-def add_complete(G: GroupSpace, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
-    """A + B for flat XYZZ data (L, K, m), every case included."""
-    if A.shape[2] == 0:
-        return A.clone()
-    outs = add_sum(G, A, B)
-    K, d = G.K, G.degree
-    S = torch.stack(outs[:K], dim=1)
-    h = torch.stack(outs[K:K + d], dim=1)
-    r = torch.stack(outs[K + d:], dim=1)
-    return fix_sum(G, S, h, r, A, B)
-
-
 def scalar_mul(P: PointTensor, k) -> PointTensor:
     """k·P elementwise by left-to-right double-and-add; k an int (any sign, not reduced),
     a sequence of ints or a FieldTensor of the scalar field, broadcast against P."""
@@ -556,7 +354,6 @@ def scalar_mul(P: PointTensor, k) -> PointTensor:
     if isinstance(k, FieldTensor):
         if k.F != G.Fr:
             raise TypeError(f"{G.name}: scalars must be {G.Fr.name} elements, got {k.F.name}")
-        from .ops.elementwise import from_mont
         words = from_mont(k.F, k.data)
         kshape = tuple(k.shape)
         bits, neg = _word_bits(words.reshape(k.F.limbs, -1)), None

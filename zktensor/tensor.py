@@ -3,8 +3,9 @@
 Storage is limb-major: an int32 tensor of shape (L32, *batch), word j of
 every element in one contiguous row, values in Montgomery form
 (x·R mod p with R = 2^(32·L32)), always fully reduced. All arithmetic runs
-through the compiler (`zktensor.ops.elementwise`); this module only converts
-at the edges (Python ints, bytes) and keeps shapes.
+through the compiler (`kernels.field_programs`); this module only converts
+at the edges (Python ints, bytes) and keeps shapes; its operators launch the field
+programs of `kernels.field_programs` on the limb tensors.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import torch
 
 from .algebra import Field, field as field_record
 from .kernels.elementwise import broadcast_shapes
+from .kernels.field_programs import OPS, from_mont, run_program, to_mont
 
 
 class FieldSpace:
@@ -20,6 +22,7 @@ class FieldSpace:
 
     def __init__(self, params: Field):
         self.params = params
+        self._columns: dict = {}           # (value, device type, index) -> words on that device
 
     name = property(lambda self: self.params.name)
     p = property(lambda self: self.params.p)
@@ -69,7 +72,6 @@ class FieldSpace:
         return self._from_standard_words(words, device)
 
     def _from_standard_words(self, words: torch.Tensor, device) -> "FieldTensor":
-        from .ops.elementwise import to_mont
         t = words.to(device) if device is not None else words
         return FieldTensor(self, to_mont(self, t))
 
@@ -84,10 +86,24 @@ class FieldSpace:
         shape = _shape(shape)
         if not 0 <= value < self.p:
             raise ValueError(f"{self.name}: {value} is outside [0, p)")
-        limbs = self.params.limbs(self.params.to_mont(value), 32)
-        col = torch.tensor(np.array(limbs, dtype=np.uint32).view(np.int32), device=device)
+        col = self._column(value, device)
         return FieldTensor(self, col.reshape((self.limbs,) + (1,) * len(shape)).expand(
-            (self.limbs,) + shape).contiguous())
+            (self.limbs,) + shape).clone(memory_format=torch.contiguous_format))
+
+    def _column(self, value: int, device) -> torch.Tensor:
+        """The Montgomery words of a constant on `device`, uploaded once: a copy from the host
+        is a blocking transfer on a GPU, and ops such as the inverse NTT's 1/N scaling ask for
+        the same constant on every call. Callers get copies (`full`), never this tensor."""
+        dev = torch.device(device) if device is not None else torch.device("cpu")
+        key = (value, dev.type, dev.index)
+        col = self._columns.get(key)
+        if col is None:
+            limbs = self.params.limbs(self.params.to_mont(value), 32)
+            col = torch.tensor(np.array(limbs, dtype=np.uint32).view(np.int32), device=dev)
+            if len(self._columns) >= 256:
+                self._columns.clear()
+            self._columns[key] = col
+        return col
 
     def random(self, shape, generator: torch.Generator | None = None, device=None) -> "FieldTensor":
         """Uniform in [0, p). A uniform value is uniform in Montgomery form too, so the
@@ -180,7 +196,6 @@ class FieldTensor:
         return self.to_words_bytes()
 
     def to_words_bytes(self) -> bytes:
-        from .ops.elementwise import from_mont
         words = from_mont(self.F, self.data).cpu().reshape(self.F.limbs, -1).T.contiguous()
         return words.numpy().view(np.uint8).tobytes()
 
@@ -194,11 +209,15 @@ class FieldTensor:
             return self.F.full((), int(other) % self.F.p, device=self.device)
         raise TypeError(f"unsupported operand type for {self.F.name} tensor: {type(other).__name__}")
 
+    def _run(self, name, *xs: "FieldTensor") -> "FieldTensor":
+        n, fn = OPS[name]
+        (res,) = run_program(self.F, name, n, fn, [x.data for x in xs])
+        return FieldTensor(self.F, res)
+
     def _binary(self, name, other, swap=False):
-        from .ops.elementwise import apply
         other = self._coerce(other)
         a, b = (other, self) if swap else (self, other)
-        return apply(name, a, b)
+        return self._run(name, a, b)
 
     def __add__(self, o): return self._binary("add", o)
     def __radd__(self, o): return self._binary("add", o, swap=True)
@@ -208,23 +227,26 @@ class FieldTensor:
     def __rmul__(self, o): return self._binary("mul", o, swap=True)
 
     def __neg__(self):
-        from .ops.elementwise import apply
-        return apply("neg", self)
+        return self._run("neg", self)
 
     def square(self):
-        from .ops.elementwise import apply
-        return apply("square", self)
+        return self._run("square", self)
 
     def __pow__(self, e: int):
-        from .ops.elementwise import power
-        return power(self, e)
+        if not isinstance(e, int) or isinstance(e, bool):
+            raise TypeError("exponent must be an int")
+        if e < 0:
+            return self.inverse() ** -e
+        (res,) = run_program(self.F, ("pow", e), 1, lambda a: a ** e, [self.data])
+        return FieldTensor(self.F, res)
 
     def pow(self, e: int):
         return self ** e
 
     def inverse(self):
-        from .ops.elementwise import inverse
-        return inverse(self)
+        """1/x elementwise (Fermat: x^(p-2)); raises ZeroDivisionError on a zero."""
+        check_nonzero(self)
+        return self ** (self.F.p - 2)
 
     def __eq__(self, other):
         other = self._coerce(other)
@@ -323,3 +345,12 @@ def _less_than_p(words: torch.Tensor, F: Field) -> torch.Tensor:
         less |= equal & (w[j] < pj)
         equal &= w[j] == pj
     return less
+
+
+def check_nonzero(x: FieldTensor) -> None:
+    """Raise ZeroDivisionError naming the first zero element of x."""
+    zero = x.is_zero()
+    if bool(zero.any()):
+        idx = tuple(int(i) for i in torch.nonzero(zero.reshape(zero.shape) if zero.dim() else
+                                                      zero.reshape(1))[0])
+        raise ZeroDivisionError(f"{x.F.name}: inverse of zero (at index {idx})")

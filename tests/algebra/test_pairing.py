@@ -19,8 +19,9 @@ import pytest
 from zktensor.algebra import pairing as pr
 from zktensor.algebra.curves import _FAMILIES, _add, _mul, group, lincomb
 from zktensor.groth16.formats.json_io import proof_from_json, public_from_json, read_json, vk_from_json
-from zktensor.groth16.pairing import (g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc,
-                                      gt_from_snarkjs, pairing_product, pyecc, snarkjs_gt_exponent)
+from tests.oracles.pyecc import (g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, gt_from_snarkjs,
+                                 pairing_product, pyecc)
+from zktensor.groth16.formats.gt import snarkjs_gt_exponent
 from zktensor.groth16.verifier import verify
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -284,7 +284,7 @@ def test_errors():
 def test_cpu_strategy_is_fp64_for_every_group_where_ifma():
     """Every group takes the 8-lane IFMA kernels where the CPU has them (G2 and MNT4-753
     too, since their kernels compile in seconds), the default strategy elsewhere."""
-    from zktensor.kernels.cpu_isa import cpu_options
+    from zktensor.runtime.cpu_isa import cpu_options
     from zktensor.ops.msm import auto_strategy
     o = cpu_options("fp64")
     want = "fp64" if o["lanes"] == 8 and o["ifma"] else None

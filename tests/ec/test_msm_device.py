@@ -19,7 +19,7 @@ from ec_support import O, oracle_points, scalars
 from guard import SyncError, SyncGuard
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
-from zktensor import points as pts_mod
+from zktensor.kernels import point_formulas as pts_mod
 from zktensor.kernels import msm_ec, msm_triton
 from zktensor.ops.msm import MSMConfig, device
 from zktensor.runtime import counters
@@ -42,7 +42,7 @@ def test_guard_fires_and_counts():
     g = group_record("bn254.g1")
     G = zt.group("bn254.g1")
     A = G.generator((3,))._flat().contiguous()
-    neg = msm_ec.compiled(g, "neg", ("xyzz",), pts_mod._f_neg, "cpu", "int32", "triton")
+    neg = msm_ec.compiled(g, "neg", ("xyzz",), pts_mod.f_neg, "cpu", "int32", "triton")
     with SyncGuard() as guard, counters.record() as c:
         outs = msm_triton.run(neg, pts_mod.comps(A))
         s = outs[0] + 1                                                 # one torch op

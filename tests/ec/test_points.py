@@ -163,7 +163,7 @@ def test_point_programs_follow_cpu_options(monkeypatch):
     """A point program compiled under one set of CPU options is not reused under another:
     the scalar-lane kernel (no vector twin) under ZKTENSOR_CPU_LANES=1, the same words."""
     from zktensor.kernels import msm_ec, msm_tree
-    from zktensor.kernels.cpu_isa import cpu_options
+    from zktensor.runtime.cpu_isa import cpu_options
     if cpu_options("fp64")["lanes"] == 1:
         pytest.skip("no vector lanes on this CPU: one variant only")
     G = zt.group("bn254.g1")

@@ -19,17 +19,18 @@ import pytest
 import torch
 
 from ec_support import O, oracle_points, scalars
-from zktensor.algebra.curves import group as group_record
+from zktensor.algebra.curves import GROUP_NAMES, group as group_record
 import zktensor as zt
-from zktensor import points as pts_mod
-from zktensor.kernels import aot, msm_ec, msm_reduce, msm_tree, msm_triton
+from zktensor.kernels import point_formulas as pts_mod
+from zktensor.runtime import aot
+from zktensor.kernels import msm_ec, msm_reduce, msm_tree, msm_triton
 from zktensor.kernels.elementwise import TRITON_BLOCK
 from zktensor.ops.msm import MSMConfig
 
 
 def _triton(G, key, kinds, fn, strategy="int32"):
     """The program as the Triton target compiles it (cut into small kernels for the groups
-    in msm_triton.KERNEL_CUTS)."""
+    whose record has triton_cuts)."""
     return msm_ec.compiled(G, key, kinds, fn, "cpu", strategy, "triton")
 
 
@@ -90,18 +91,18 @@ def test_interpreted_add_and_double():
     rhs = [b, a, O.neg(g, a), c, None]
     A = GS.tensor(lhs)._flat().contiguous()
     B = GS.tensor(rhs)._flat().contiguous()
-    add = _triton(g, "add", ("xyzz", "xyzz"), pts_mod._f_add)
+    add = _triton(g, "add", ("xyzz", "xyzz"), pts_mod.f_add)
     outs = msm_triton.run(add, pts_mod.comps(A) + pts_mod.comps(B))   # CPU tensors: interpreter
     K, d = GS.K, GS.degree
     S = torch.stack(outs[:K], dim=1)
     h, r = torch.stack(outs[K:K + d], dim=1), torch.stack(outs[K + d:], dim=1)
     # the raw kernel outputs equal the CPU target's, word for word ...
-    cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod._f_add, pts_mod.comps(A) + pts_mod.comps(B))
+    cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod.f_add, pts_mod.comps(A) + pts_mod.comps(B))
     assert all(torch.equal(x, y) for x, y in zip(outs, cpu))
     # ... and patched into complete additions they match the oracle
     S = pts_mod.fix_sum(GS, S, h, r, A, B)
     assert zt.PointTensor(GS, S).to_affine() == [O.add(g, x, y) for x, y in zip(lhs, rhs)]
-    dbl = _triton(g, "double", ("xyzz",), pts_mod._f_double)
+    dbl = _triton(g, "double", ("xyzz",), pts_mod.f_double)
     D = torch.stack(msm_triton.run(dbl, pts_mod.comps(A)), dim=1)
     assert zt.PointTensor(GS, D).to_affine() == [O.double(g, x) for x in lhs]
 
@@ -189,7 +190,7 @@ def _sum_cases(name):
     return [a, a, a, None, b, None, c], [b, a, O.neg(g, a), c, None, None, b]
 
 
-@pytest.mark.parametrize("name", sorted(msm_triton.SPLIT_ADD))
+@pytest.mark.parametrize("name", [g for g in GROUP_NAMES if group_record(g).triton_split_add])
 def test_split_add_matches_fused(name):
     """The two kernels give the fused kernel's words (both on the CPU target, with int64 as
     G2's other tests in tests/ec: conftest.py), and complete sums equal to the oracle's."""
@@ -297,9 +298,9 @@ def test_interpreted_split_add(monkeypatch):
         assert zt.PointTensor(GS, S).to_affine() == [O.add(g, x, y) for x, y in zip(lhs, rhs)]
 
 
-@pytest.mark.parametrize("name", sorted(msm_triton.KERNEL_CUTS))
+@pytest.mark.parametrize("name", [g for g in GROUP_NAMES if group_record(g).triton_cuts])
 def test_interpreted_chained_add(name):
-    """The addition of the groups in KERNEL_CUTS on the Triton target is a chain of small
+    """The addition of the groups with triton_cuts on the Triton target is a chain of small
     kernels (under the interpreter): the CPU target's words, the oracle's sums, h = 0
     exactly at P = -Q."""
     g, GS = group_record(name), zt.group(name)
@@ -307,11 +308,11 @@ def test_interpreted_chained_add(name):
     lhs, rhs = [a, b], [b, O.neg(g, b)]
     A = GS.tensor(lhs)._flat().contiguous()
     B = GS.tensor(rhs)._flat().contiguous()
-    prog = _triton(g, "add", ("xyzz", "xyzz"), pts_mod._f_add)
+    prog = _triton(g, "add", ("xyzz", "xyzz"), pts_mod.f_add)
     assert len(prog.meta["calls"]) > 10          # one kernel would spill
     outs = msm_triton.run(prog, pts_mod.comps(A) + pts_mod.comps(B))
     with zt.config(strategy="int64", target="cpu"):
-        cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod._f_add, pts_mod.comps(A) + pts_mod.comps(B))
+        cpu = msm_ec.run(g, "add", ("xyzz", "xyzz"), pts_mod.f_add, pts_mod.comps(A) + pts_mod.comps(B))
     assert len(outs) == len(cpu) and all(torch.equal(x, y) for x, y in zip(outs, cpu))
     K, d = GS.K, GS.degree
     S = zt.PointTensor(GS, torch.stack(outs[:K], dim=1))
@@ -325,17 +326,17 @@ def test_interpreted_chained_add(name):
 
 def aot_compile(fn, block=msm_triton.BLOCK, num_warps=None):
     """Compile a point tile kernel (or a generated elementwise kernel) for sm_90a (in a fresh
-    process: kernels.aot), a point kernel with the warps it launches with."""
+    process: runtime.aot), a point kernel with the warps it launches with."""
     sig, const = aot.elementwise_signature(fn.arg_names, block=block)
     rep = aot.compile_kernel(fn, "sm_90a", sig, const, num_warps=num_warps or 4)
     return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
 
 
 def _add_kernels(name):
-    """The addition as the Triton target launches it: two kernels for msm_triton.SPLIT_ADD."""
-    if name in msm_triton.SPLIT_ADD:
+    """The addition as the Triton target launches it: two kernels for the groups with triton_split_add."""
+    if group_record(name).triton_split_add:
         return [(key, key, kinds, fn) for key, kinds, fn in msm_triton.ADD_PARTS]
-    return [("add", "add", ("xyzz", "xyzz"), pts_mod._f_add)]
+    return [("add", "add", ("xyzz", "xyzz"), pts_mod.f_add)]
 
 
 def _msm_kernels(name):
@@ -343,17 +344,17 @@ def _msm_kernels(name):
     g = group_record(name)
     msm_tree._beta(g)
     B = TREE_B
-    if name in msm_reduce.SPLIT_LANE:       # its add_products part is in _add_kernels
+    if group_record(name).triton_split_lane:       # its add_products part is in _add_kernels
         lane = [(key, key, kinds, fn) for key, kinds, fn in msm_reduce.LANE_PARTS]
     else:
         lane = [("lane_step", "lane_step", ("xyzz", "affine", "xyzz"), msm_reduce._f_lane_step)]
     return _add_kernels(name) + lane + [
-        ("double", "double", ("xyzz",), pts_mod._f_double),
+        ("double", "double", ("xyzz",), pts_mod.f_double),
     ] + [(label, *spec) for label, spec in zip(("tree_up", "tree_down_add"), msm_tree.tree_kernels(g, B))]
 
 
 # Point kernels are compiled without Triton's coalescing pass, as they are launched
-# (kernels/triton_passes.py); measured 2026-11-21 on 2 cores: BN254 G1 addition 25 s (217
+# (runtime/triton_passes.py); measured 2026-11-21 on 2 cores: BN254 G1 addition 25 s (217
 # registers), tree up-sweep 6 s (84 registers), no spills. The default run compiles every
 # BN254 G1 kernel; ZKTENSOR_AOT_ALL=1 adds BLS12-381 G1 and both G2s (minutes each). BN254
 # G2's addition is two kernels on the Triton target because, fused, it needs more than 255
@@ -362,7 +363,7 @@ def _msm_kernels(name):
 # registers, 133 s), BLS12-381 G1 addition (242 registers, 153 s). BLS12-381 G2's fused
 # addition spills (255 registers, 258 STL; 22 min to compile), and so did every hand cut
 # with one or two Fq2 products in a kernel (23 to 302 STL), so on the Triton target all its
-# point programs are chains of kernels of at most two Fq products (msm_triton.KERNEL_CUTS):
+# point programs are chains of kernels of at most two Fq products (their records' triton_cuts):
 # addition 20 kernels (96 to 254 registers), doubling 12, lane_step 36, tree_up 6,
 # tree_down_add 27 (tree kernels at B = 4, the default then); all 101 compiled without
 # spills in 12.7 min on 2 cores. BN254 G2's
@@ -389,7 +390,7 @@ def test_aot_sm90a_no_spills(name, label):
         kernels = [msm_triton.module(prog, interpret=False).point_kernel]
         block = msm_triton.BLOCK
         warps = msm_triton.num_warps(block)
-    else:                                   # a chain of elementwise kernels (KERNEL_CUTS)
+    else:                                   # a chain of elementwise kernels (triton_cuts)
         mod = prog.triton_module(False)
         kernels = [getattr(mod, c["kernel"]) for c in prog.meta["calls"]]
         block = TRITON_BLOCK

@@ -9,7 +9,7 @@ field of each curve family; the other kernel shapes the library generates
 (conversions in and out of Montgomery form, additive chains, and the looped
 exponentiation with loop-carried limbs) for BN254 Fr and each strategy.
 Kernels compile as they are launched: without Triton's coalescing pass
-(kernels/triton_passes.py), whose time is quadratic in a kernel's size; the
+(runtime/triton_passes.py), whose time is quadratic in a kernel's size; the
 last test checks that skipping it leaves the SASS unchanged.
 
 The square of MNT4-753 too: computed as CIOS on (a, a) it took 255 registers
@@ -22,7 +22,7 @@ import pytest
 
 import zktensor as zt
 from zktensor.ir.program import trace
-from zktensor.kernels import aot
+from zktensor.runtime import aot
 from zktensor.kernels.elementwise import get_program
 
 PROGRAMS = {
@@ -69,7 +69,7 @@ def test_skipping_coalesce_changes_no_instruction(strategy):
     """The premise of triton_passes.skip_coalesce, checked on this Triton: same SASS."""
     F = zt.field("bn254.fr")
     compiled = get_program(trace(lambda a, b: a * b * b, F.params, 2), strategy, "triton")
-    from zktensor.kernels.elementwise import load_triton_module
+    from zktensor.runtime.triton_modules import load_triton_module
     fn = load_triton_module(str(compiled.entry / "kernels.py"), interpret=False).kernel_0
     without, with_ = (aot.compile_kernel(fn, "sm_90a", coalesce=c, timeout=900) for c in (False, True))
     assert without["sass"] == with_["sass"] and without["registers"] == with_["registers"]
@@ -78,7 +78,7 @@ def test_skipping_coalesce_changes_no_instruction(strategy):
 def test_skip_coalesce_is_scoped():
     """Only compilations inside the block lose the pass; other Triton users keep it."""
     passes = pytest.importorskip("triton._C.libtriton").passes
-    from zktensor.kernels.triton_passes import skip_coalesce
+    from zktensor.runtime.triton_passes import skip_coalesce
     with skip_coalesce():
         assert passes.ttgpuir.add_coalesce(object()) is None      # skipped: the argument is not used
     with pytest.raises(TypeError):

@@ -44,7 +44,7 @@ def test_launch_split_by_columns_and_rows(monkeypatch, threads):
 
 
 def _keep_result(env):
-    code = "from zktensor.kernels.host_memory import keep_freed_memory as k; print(k(), k())"
+    code = "from zktensor.runtime.host_memory import keep_freed_memory as k; print(k(), k())"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
     return out.stdout.split()
@@ -119,8 +119,8 @@ def test_run_many_split_follows_measured_cost(monkeypatch, pool_sizes):
     """`run_many` (the MSM tree's and batch inversion's launches) shares its columns among
     threads by the rule of one launch: only when the kernel's measured one-thread time for
     them reaches SPLIT_WORK (a first run is on one thread, timed); the words are the same."""
-    from zktensor.config import choose
-    from zktensor.ops.elementwise import _program
+    from zktensor.runtime.target import choose
+    from zktensor.kernels.field_programs import program as _program
     F = zt.field("bn254.fr")
     prog = elementwise.get_program(_program(F, ("test_run_many_mul_add",), 2, lambda a, b: a * b + b),
                                    *choose("cpu", None, None))
@@ -205,9 +205,10 @@ def test_cpu_cache_keys_name_the_host_cpu(monkeypatch):
     (machine, lanes, IFMA, a hash of all its flags): a cache copied to a CPU with other
     features misses instead of handing it instructions it may lack. Triton keys do not.
     The elementwise kernels, the NTT passes and the driver loops all ask for CPU targets."""
-    from zktensor.config import choose
-    from zktensor.kernels import cache, cpu_code, cpu_isa, ntt_cpu
-    from zktensor.ops.elementwise import _program
+    from zktensor.runtime.target import choose
+    from zktensor.runtime import cache, cpu_isa
+    from zktensor.kernels import cpu_code, ntt_cpu
+    from zktensor.kernels.field_programs import program as _program
     sig = cpu_isa.host_signature()
     assert sig.startswith(platform.machine()) and len(sig.rsplit("-", 1)[1]) == 12
     keys = {t: cache.entry_key("text", "fp64", t) for t in ("cpu", "cpu-ntt{}", "triton")}

@@ -11,7 +11,7 @@ from zktensor.algebra.curves import group, in_subgroup, is_on_curve
 from zktensor.groth16.formats import FormatError, read_zkey
 from zktensor.groth16.formats.json_io import (Proof, VerificationKey, proof_to_json, public_to_json,
                                               read_json, vk_to_json)
-from zktensor.groth16.pairing import g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, pyecc
+from tests.oracles.pyecc import g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, pyecc
 from zktensor.groth16.verifier import verify
 
 CURVES = ["bn254", "bls12_381"]

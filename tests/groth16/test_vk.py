@@ -6,8 +6,8 @@ import pytest
 from zktensor.algebra import field
 from zktensor.groth16.formats import read_zkey
 from zktensor.groth16.formats.json_io import dumps, vk_from_json
-from zktensor.groth16.pairing import (_bn_seed, gt_from_snarkjs, gt_to_snarkjs, pairing, pyecc,
-                                      snarkjs_gt_exponent)
+from tests.oracles.pyecc import bn_seed as _bn_seed, gt_from_snarkjs, gt_to_snarkjs, pairing, pyecc
+from zktensor.groth16.formats.gt import snarkjs_gt_exponent
 from zktensor.groth16.vk import export_vk, verification_key, vk_json
 
 

@@ -5,7 +5,8 @@ import warnings
 import pytest
 
 import zktensor as zt
-from zktensor.config import lookup as config_lookup, tuning_enabled
+from zktensor.config import tuning_enabled
+from zktensor.tune.resolve import lookup as config_lookup
 from zktensor.tune import cache as TC
 from zktensor.tune.cache import TuneCache, TuneCacheWarning, bucket, device_name, op_key
 

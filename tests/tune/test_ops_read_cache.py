@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 import zktensor as zt
-from zktensor.config import choose, config, get, lookup, tuned_scope
-from zktensor.kernels.cpu_isa import cpu_options
+from zktensor.config import config, get
+from zktensor.runtime.target import choose
+from zktensor.tune.resolve import lookup, tuned_scope
+from zktensor.runtime.cpu_isa import cpu_options
 from zktensor.ops import msm as msm_mod
 from zktensor.ops import ntt as ntt_mod
 from zktensor.tune.cache import TuneCache, device_name
@@ -32,7 +34,7 @@ def put(path, op, field, b, cfg, complete=True):
 @pytest.fixture
 def strategies(monkeypatch):
     """The strategies elementwise programs are compiled for, in call order."""
-    import zktensor.ops.elementwise as E
+    import zktensor.kernels.field_programs as E
     seen = []
     orig = E.get_program
 

@@ -118,6 +118,29 @@ def _small(F, i: int):
     return i % F.p if isinstance(F, _Fq) else F.elem(i, 1)
 
 
+# -- implementation choices of the Triton kernels, per group ------------------------------
+#
+# A kernel must fit sm_90a's 255 registers per thread without spilling (register and spill
+# counts from ahead-of-time compilation, tests/ec/test_triton.py). What a group needs:
+#   split_add   its complete point addition as two kernels (`kernels.msm_triton.add_split`),
+#               cut where add-2008-s has the fewest live values, after the products of the
+#               inputs; the parts compute the same field values and outputs are canonical;
+#   split_lane  the suffix-sum step of the bucket reduction as three kernels
+#               (`kernels.msm_reduce.lane_step`), the same way;
+#   cuts        every point program compiled as a chain of small elementwise kernels:
+#               fuse-elementwise's cuts (max_products: base-field products a kernel;
+#               max_inputs: values a kernel reads), the values between them through memory.
+# BN254 G2: the fused addition spills (35 STL), the parts do not. BLS12-381 G2 (12-word Fq):
+# both addition parts still spill, and so does every cut with one Fq2 product (three Fq
+# products) a kernel; with two Fq products none does. MNT4-753 G1 (24-word Fq): two products
+# a kernel spill; with one, all fit once a kernel reads at most 4 values.
+_TRITON = {
+    "bn254.g2": dict(split_add=True, split_lane=True),
+    "bls12_381.g2": dict(cuts={"max_products": 2}),
+    "mnt4753.g1": dict(cuts={"max_products": 1, "max_inputs": 4}),
+}
+
+
 # -- the group record -------------------------------------------------------------
 
 
@@ -136,6 +159,9 @@ class Group:
     order: int                 # #E over F_{q^degree}
     tower: str | None = None   # "bn254.fq2" for G2
     twist: str | None = None   # "D" or "M" for G2
+    triton_split_add: bool = False      # implementation choices of the Triton kernels (_TRITON)
+    triton_split_lane: bool = False
+    triton_cuts: dict | None = None
     r: int = dc_field(init=False)
     cofactor: int = dc_field(init=False)
     trace: int = dc_field(init=False)  # q^degree + 1 - order
@@ -327,6 +353,13 @@ def _trial_points(G: Group, count: int):
 # -- orders from the trace of Frobenius --------------------------------------------
 
 
+def family(curve: str) -> tuple[str, int | None]:
+    """(family, seed) of a curve as its record states them: ("bn", x), ("bls12", x), or
+    ("mnt4", None); the seed is checked against q and r when the curve's groups are built."""
+    spec = _FAMILIES[curve]
+    return spec["family"], spec["seed"]
+
+
 def _family_trace(curve: str) -> int:
     """The trace of Frobenius over Fq of the family curve, after checking q and r against the seed."""
     spec = _FAMILIES[curve]
@@ -380,7 +413,8 @@ def _build(key: str) -> Group:
     spec = _FAMILIES[curve]
     q, r = field(curve + ".fq").p, field(curve + ".fr").p
     common = dict(name=key, curve=curve, base_field=curve + ".fq", scalar_field=curve + ".fr",
-                  generator=_GENERATORS[key])
+                  generator=_GENERATORS[key],
+                  **{f"triton_{k}": v for k, v in _TRITON.get(key, {}).items()})
     if grp == "g1":
         order = _prime_order(q, r) if spec["seed"] is None else q + 1 - _family_trace(curve)
         return Group(degree=1, a=spec["a"] % q, b=spec["b"] % q, order=order, **common)

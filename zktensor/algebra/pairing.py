@@ -11,7 +11,7 @@ answers the same. The values themselves:
 * BLS12-381: m = 3 and the loop conjugates for the negative seed (py_ecc's does
   not), so the value is py_ecc's to the power -3, the value snarkjs prints.
 
-The tower (ffjavascript's, documented in ``zktensor/groth16/pairing.py``):
+The tower (ffjavascript's; `groth16.formats.gt` gives snarkjs's layout of its values):
 Fq2 = Fq[u]/(u^2 + 1), Fq6 = Fq2[v]/(v^3 - xi), Fq12 = Fq6[w]/(w^2 - v), with
 xi = 9 + u (BN254) or 1 + u (BLS12-381) from ``zktensor.algebra.towers``. An
 element is nested tuples of ints: Fq2 (c0, c1) = c0 + c1·u, Fq6 (a0, a1, a2) =
@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .curves import group
+from .curves import family as curve_family, group
 from .towers import tower
 
 # -- Fq2: additions and subtractions need no p (they do not reduce) -------------------
@@ -350,19 +350,16 @@ FAMILIES = {"bn": (_poly(1, 6, 24, 36, 36), _BN_R), "bls12": (_BLS12_P, _BLS12_R
 
 
 def family_and_seed(curve: str) -> tuple[str, int]:
-    """("bn" | "bls12", x): the family whose p(x), r(x) give the curve's q and r at x,
-    with x solved from G1's trace of Frobenius (BN: t = 6x^2 + 1; BLS12: t = x + 1)."""
+    """("bn" | "bls12", x) from the curve's record, checked: the family's p(x), r(x) give
+    the curve's q and r at x."""
     G1 = group(f"{curve}.g1")
-    q, r, t = G1.p, G1.r, G1.trace
-    candidates = [("bls12", t - 1)]
-    if t > 1 and (t - 1) % 6 == 0:
-        s = math.isqrt((t - 1) // 6)
-        candidates += [("bn", s), ("bn", -s)]
-    for family, x in candidates:
-        P, R = FAMILIES[family]
-        if _peval(P, x) == q and _peval(R, x) == r:
-            return family, x
-    raise ValueError(f"{curve}: neither a BN nor a BLS12 curve")
+    family, x = curve_family(curve)
+    if family not in FAMILIES:
+        raise ValueError(f"{curve}: neither a BN nor a BLS12 curve")
+    P, R = FAMILIES[family]
+    if _peval(P, x) != G1.p or _peval(R, x) != G1.r:
+        raise ValueError(f"{curve}: q and r are not the {family} polynomials at the seed")
+    return family, x
 
 
 def hard_part_exponents(family: str) -> tuple[int, tuple[tuple[int, ...], ...]]:

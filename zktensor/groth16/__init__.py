@@ -24,8 +24,7 @@ _LAZY = {
 }
 
 
-_MODULES = {"formats", "r1cs_to_qap", "prover", "fixed_base", "setup", "demo", "verifier", "vk",
-            "pairing"}
+_MODULES = {"formats", "r1cs_to_qap", "prover", "fixed_base", "setup", "demo", "verifier", "vk"}
 
 
 def __getattr__(name):

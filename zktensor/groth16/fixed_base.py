@@ -69,7 +69,7 @@ class FixedBase:
         if isinstance(scalars, FieldTensor):
             if scalars.F != G.Fr:
                 raise TypeError(f"{G.name}: scalars must be {G.Fr.name} elements")
-            from ..ops.elementwise import from_mont
+            from ..kernels.field_programs import from_mont
             words = from_mont(G.Fr, scalars.data.reshape(Lr, -1)).cpu().T.contiguous().numpy()
             raw = words.view(np.uint8).reshape(words.shape[0], 4 * Lr)
         else:

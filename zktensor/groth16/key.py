@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..config import msm_config as msm_config_for
 from ..ops.msm import MSMConfig, msm_prepare, plan_key, prepared_bytes
+from ..ops.msm.model import msm_config as msm_config_for
 from ..points import PointTensor, cat as cat_points, group
 from ..tensor import field
 from .fixed_base import FixedBase

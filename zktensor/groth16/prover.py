@@ -62,7 +62,7 @@ import numpy as np
 import torch
 
 from ..algebra.curves import lincomb
-from ..ops.elementwise import to_mont
+from ..kernels.field_programs import to_mont
 from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
 from ..ops.ntt import intt, ntt
 from ..points import PointTensor, cat as cat_points

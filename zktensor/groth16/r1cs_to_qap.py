@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..ops.elementwise import run_program, to_mont
+from ..kernels.field_programs import run_program, to_mont
 from ..ops.ntt import intt, ntt
 from ..tensor import FieldSpace, FieldTensor, field
 

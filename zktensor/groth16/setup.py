@@ -47,7 +47,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..ops.elementwise import batch_inverse, to_mont
+from ..kernels.field_programs import to_mont
+from ..ops.elementwise import batch_inverse
 from ..ops.ntt import powers
 from ..points import group
 from ..tensor import FieldTensor, field

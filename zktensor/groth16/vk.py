@@ -2,7 +2,7 @@
 
 The key is the zkey's header points alpha_1, beta_2, gamma_2, delta_2, its IC
 section, and vk_alphabeta_12 = e(alpha_1, beta_2), which snarkjs precomputes for
-verifiers that use it (its own verifier and ours do not; see ``pairing.py`` for
+verifiers that use it (its own verifier and ours do not; see ``formats/gt.py`` for
 how its value is laid out). It is computed with ``zktensor.algebra.pairing``,
 whose Fq12 is ffjavascript's tower, so only the exponent differs from snarkjs's.
 """
@@ -13,7 +13,7 @@ import os
 
 from .formats.json_io import VerificationKey, vk_to_json, write_vk
 from .formats.zkey import ZKey, read_zkey
-from .pairing import snarkjs_gt_exponent
+from .formats.gt import snarkjs_gt_exponent
 
 # zktensor.algebra.pairing's value is py_ecc's to this power (asserted by its tests)
 _OURS_AS_PYECC_POWER = {"bn254": 1, "bls12_381": -3}
@@ -22,7 +22,7 @@ _OURS_AS_PYECC_POWER = {"bn254": 1, "bls12_381": -3}
 @functools.lru_cache(maxsize=64)
 def alphabeta_12(curve: str, alpha_1, beta_2) -> tuple:
     """e(alpha_1, beta_2) in snarkjs's layout and exponent (a pairing: cached). snarkjs's
-    value is py_ecc's to lambda (``pairing.snarkjs_gt_exponent``), ours py_ecc's to
+    value is py_ecc's to lambda (``formats.gt.snarkjs_gt_exponent``), ours py_ecc's to
     _OURS_AS_PYECC_POWER, so snarkjs's is ours to lambda / that power (mod r)."""
     from zktensor.algebra import pairing as ate
     from zktensor.algebra.fields import field

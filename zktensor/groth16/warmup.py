@@ -3,7 +3,7 @@
     zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key
     zktensor warmup --curves bn254,bls12_381 --jobs 2
 
-Kernels are compiled on first use and cached on disk (`kernels.cache`); a proof on a
+Kernels are compiled on first use and cached on disk (`runtime.cache`); a proof on a
 fresh machine would otherwise spend its first half-minute compiling. Each step runs the
 ops a proof runs at small sizes (the compiled programs do not depend on the sizes, only
 on the kinds of tables: plain or weighted, limb- or point-major), in its own process,
@@ -22,7 +22,7 @@ STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover")
 
 def _field(curve: str) -> None:
     import zktensor as zt
-    from ..ops.elementwise import to_mont
+    from ..kernels.field_programs import to_mont
     F = zt.field(f"{curve}.fr")
     a, b = F.random(64), F.random(64)
     (a * b - a.square() + 7).to_ints()
@@ -88,7 +88,7 @@ def _stamp(curves):
     kernels (a hash of their sources), so that setup scripts may call warmup every time."""
     import hashlib
     from pathlib import Path
-    from ..kernels.cache import cache_root, compiler_fingerprint
+    from ..runtime.cache import cache_root, compiler_fingerprint
     h = hashlib.sha256(compiler_fingerprint().encode())
     pkg = Path(__file__).resolve().parent.parent
     for f in sorted([*pkg.glob("kernels/*.py"), *pkg.glob("ops/**/*.py"), Path(__file__)]):
@@ -135,7 +135,7 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
         print(file=out)
     for (s, c), msg in failed:
         print(f"zktensor warmup: {c} {s} failed: {msg[0]}", file=out)
-    from ..kernels.cache import cache_root
+    from ..runtime.cache import cache_root
     print(f"zktensor warmup: {'done' if not failed else 'FAILED'} in {time.monotonic() - t0:.1f} s "
           f"({jobs} at a time; kernels cached in {cache_root() / 'kernels'})", file=out)
     if not failed:

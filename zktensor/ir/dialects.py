@@ -2,7 +2,8 @@
 
 `field`: values of a prime field, named by a string parameter
 (`!field.elem<"bn254.fr">`), with elementwise arithmetic. Integer attributes
-(constants, exponents) are decimal strings so that 753-bit values fit.
+(constants, exponents) are decimal strings so that 753-bit values fit. The IRDL
+text of both dialects is generated from their op tables (`irdl`).
 
 The bindings are imported here and only here (plus in the passes), so that a
 warm kernel cache never loads them.
@@ -11,62 +12,11 @@ from __future__ import annotations
 
 import functools
 
-FIELD_IRDL = r"""
-irdl.dialect @field {
-  irdl.type @elem {
-    %name = irdl.base "#builtin.string"
-    irdl.parameters(name: %name)
-  }
-  irdl.operation @constant {
-    %t = irdl.base @field::@elem
-    %s = irdl.base "#builtin.string"
-    irdl.attributes {"value" = %s}
-    irdl.results(res: %t)
-  }
-  irdl.operation @add {
-    %t = irdl.base @field::@elem
-    irdl.operands(lhs: %t, rhs: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @sub {
-    %t = irdl.base @field::@elem
-    irdl.operands(lhs: %t, rhs: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @mul {
-    %t = irdl.base @field::@elem
-    irdl.operands(lhs: %t, rhs: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @neg {
-    %t = irdl.base @field::@elem
-    irdl.operands(x: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @square {
-    %t = irdl.base @field::@elem
-    irdl.operands(x: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @pow {
-    %t = irdl.base @field::@elem
-    %s = irdl.base "#builtin.string"
-    irdl.attributes {"exponent" = %s}
-    irdl.operands(x: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @to_mont {
-    %t = irdl.base @field::@elem
-    irdl.operands(x: %t)
-    irdl.results(res: %t)
-  }
-  irdl.operation @from_mont {
-    %t = irdl.base @field::@elem
-    irdl.operands(x: %t)
-    irdl.results(res: %t)
-  }
-}
-"""
+from . import irdl
+from .ec import EC_IRDL
+from .program import FIELD_BASES, FIELD_SIGNATURES, FIELD_TYPES
+
+FIELD_IRDL = irdl.dialect("field", FIELD_TYPES, FIELD_SIGNATURES, FIELD_BASES)
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,12 +34,11 @@ def mlir():
 
 def context():
     """A fresh MLIR context with the `field` and `ec` dialects loaded and verified."""
-    ir, _, _, irdl = mlir()
+    ir, _, _, irdl_bindings = mlir()
     ctx = ir.Context()
     with ctx:
-        irdl.load_dialects(ir.Module.parse(FIELD_IRDL))
-        from .ec import EC_IRDL  # the `ec` dialect (points over this field), see ir/ec.py
-        irdl.load_dialects(ir.Module.parse(EC_IRDL))
+        irdl_bindings.load_dialects(ir.Module.parse(FIELD_IRDL))
+        irdl_bindings.load_dialects(ir.Module.parse(EC_IRDL))      # points over the field, see ir/ec.py
     return ctx
 
 

@@ -37,6 +37,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from . import irdl
+from .program import FIELD_OPS
+
 COORDS = {"affine": 2, "xyzz": 4, "jacobian": 3}
 KINDS = tuple(COORDS) + ("coord", "fq")
 
@@ -51,131 +54,34 @@ DOUBLE_RESULT = {"xyzz": "xyzz", "affine": "xyzz", "jacobian": "jacobian"}
 CONVERSIONS = {("affine", "xyzz"), ("affine", "jacobian"), ("xyzz", "jacobian"),
                ("jacobian", "xyzz"), ("xyzz", "xyzz"), ("jacobian", "jacobian")}
 
-# op -> number of operands (None: variadic)
-EC_OPS = {
-    "add": 2, "double": 1, "neg": 1, "select": 3, "convert": 1, "cross": 2,
-    "get": 1, "make": None, "part": 1, "join": None,
-    "cadd": 2, "csub": 2, "cmul": 2, "csquare": 1, "cneg": 1, "cconst": 0, "cscale": 2,
-    # base-field ops pass through as the `field` dialect's
-    "field.add": 2, "field.sub": 2, "field.mul": 2, "field.neg": 1, "field.square": 1,
-    "field.constant": 0,
+# the `ec` dialect: op -> (operands, results, attributes) as "name:var" (see `irdl`); p, q, r:
+# points (each its own coordinate system), c: a coordinate, f: a base-field element,
+# i, s: strings (a coordinate index, a constant's value)
+_CBIN, _CUN = (("lhs:c", "rhs:c"), ("res:c",), ()), (("x:c",), ("res:c",), ())
+EC_SIGNATURES = {
+    "add": (("lhs:p", "rhs:q"), ("res:r",), ()),
+    "double": (("x:p",), ("res:r",), ()),
+    "neg": (("x:p",), ("res:p",), ()),
+    "select": (("cond:f", "a:p", "b:p"), ("res:p",), ()),
+    "convert": (("x:p",), ("res:r",), ()),
+    "cross": (("lhs:p", "rhs:q"), ("h:c", "r:c"), ()),
+    "get": (("x:p",), ("res:c",), ("index:i",)),
+    "make": (("coords:*c",), ("res:p",), ()),
+    "part": (("x:c",), ("res:f",), ("index:i",)),
+    "join": (("parts:*f",), ("res:c",), ()),
+    "cadd": _CBIN, "csub": _CBIN, "cmul": _CBIN, "csquare": _CUN, "cneg": _CUN,
+    "cconst": ((), ("res:c",), ("value:s",)),
+    "cscale": (("x:c", "s:f"), ("res:c",), ()),
 }
+_STR = '"#builtin.string"'
+EC_TYPES = {"point": (("group", "g", _STR), ("coords", "c", _STR)), "coord": (("group", "g", _STR),)}
+EC_BASES = {"p": "@ec::@point", "q": "@ec::@point", "r": "@ec::@point", "c": "@ec::@coord",
+            "f": '"!field.elem"', "i": _STR, "s": _STR}
+EC_IRDL = irdl.dialect("ec", EC_TYPES, EC_SIGNATURES, EC_BASES)
 
-EC_IRDL = r"""
-irdl.dialect @ec {
-  irdl.type @point {
-    %g = irdl.base "#builtin.string"
-    %c = irdl.base "#builtin.string"
-    irdl.parameters(group: %g, coords: %c)
-  }
-  irdl.type @coord {
-    %g = irdl.base "#builtin.string"
-    irdl.parameters(group: %g)
-  }
-  irdl.operation @add {
-    %p = irdl.base @ec::@point
-    %q = irdl.base @ec::@point
-    %r = irdl.base @ec::@point
-    irdl.operands(lhs: %p, rhs: %q)
-    irdl.results(res: %r)
-  }
-  irdl.operation @double {
-    %p = irdl.base @ec::@point
-    %r = irdl.base @ec::@point
-    irdl.operands(x: %p)
-    irdl.results(res: %r)
-  }
-  irdl.operation @neg {
-    %p = irdl.base @ec::@point
-    irdl.operands(x: %p)
-    irdl.results(res: %p)
-  }
-  irdl.operation @select {
-    %f = irdl.base "!field.elem"
-    %p = irdl.base @ec::@point
-    irdl.operands(cond: %f, a: %p, b: %p)
-    irdl.results(res: %p)
-  }
-  irdl.operation @convert {
-    %p = irdl.base @ec::@point
-    %r = irdl.base @ec::@point
-    irdl.operands(x: %p)
-    irdl.results(res: %r)
-  }
-  irdl.operation @cross {
-    %p = irdl.base @ec::@point
-    %q = irdl.base @ec::@point
-    %c = irdl.base @ec::@coord
-    irdl.operands(lhs: %p, rhs: %q)
-    irdl.results(h: %c, r: %c)
-  }
-  irdl.operation @get {
-    %p = irdl.base @ec::@point
-    %c = irdl.base @ec::@coord
-    %i = irdl.base "#builtin.string"
-    irdl.attributes {"index" = %i}
-    irdl.operands(x: %p)
-    irdl.results(res: %c)
-  }
-  irdl.operation @make {
-    %c = irdl.base @ec::@coord
-    %p = irdl.base @ec::@point
-    irdl.operands(coords: variadic %c)
-    irdl.results(res: %p)
-  }
-  irdl.operation @part {
-    %c = irdl.base @ec::@coord
-    %f = irdl.base "!field.elem"
-    %i = irdl.base "#builtin.string"
-    irdl.attributes {"index" = %i}
-    irdl.operands(x: %c)
-    irdl.results(res: %f)
-  }
-  irdl.operation @join {
-    %f = irdl.base "!field.elem"
-    %c = irdl.base @ec::@coord
-    irdl.operands(parts: variadic %f)
-    irdl.results(res: %c)
-  }
-  irdl.operation @cadd {
-    %c = irdl.base @ec::@coord
-    irdl.operands(lhs: %c, rhs: %c)
-    irdl.results(res: %c)
-  }
-  irdl.operation @csub {
-    %c = irdl.base @ec::@coord
-    irdl.operands(lhs: %c, rhs: %c)
-    irdl.results(res: %c)
-  }
-  irdl.operation @cmul {
-    %c = irdl.base @ec::@coord
-    irdl.operands(lhs: %c, rhs: %c)
-    irdl.results(res: %c)
-  }
-  irdl.operation @csquare {
-    %c = irdl.base @ec::@coord
-    irdl.operands(x: %c)
-    irdl.results(res: %c)
-  }
-  irdl.operation @cneg {
-    %c = irdl.base @ec::@coord
-    irdl.operands(x: %c)
-    irdl.results(res: %c)
-  }
-  irdl.operation @cconst {
-    %c = irdl.base @ec::@coord
-    %s = irdl.base "#builtin.string"
-    irdl.attributes {"value" = %s}
-    irdl.results(res: %c)
-  }
-  irdl.operation @cscale {
-    %c = irdl.base @ec::@coord
-    %f = irdl.base "!field.elem"
-    irdl.operands(x: %c, s: %f)
-    irdl.results(res: %c)
-  }
-}
-"""
+# op -> number of operands (None: variadic); base-field ops pass through as the `field` dialect's
+EC_OPS = {op: irdl.arity(sig) for op, sig in EC_SIGNATURES.items()}
+EC_OPS.update({f"field.{op}": FIELD_OPS[op] for op in ("add", "sub", "mul", "neg", "square", "constant")})
 
 
 @dataclass(frozen=True)

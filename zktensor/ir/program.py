@@ -24,15 +24,23 @@ import hashlib
 from dataclasses import dataclass
 
 from ..algebra import Field
+from .irdl import arity
 
-# op name -> number of value operands. `attr` carries an integer for
+# the `field` dialect: op -> (operands, results, attributes) as "name:var" (see `irdl`);
+# t: a field element, s: a decimal string. `attr` of a Node carries the integer of
 # field.constant (the value, standard form) and field.pow (the exponent).
-FIELD_OPS = {
-    "add": 2, "sub": 2, "mul": 2, "neg": 1, "square": 1,
-    "pow": 1, "constant": 0,
+_BIN, _UN = (("lhs:t", "rhs:t"), ("res:t",), ()), (("x:t",), ("res:t",), ())
+FIELD_SIGNATURES = {
+    "constant": ((), ("res:t",), ("value:s",)),
+    "add": _BIN, "sub": _BIN, "mul": _BIN, "neg": _UN, "square": _UN,
+    "pow": (("x:t",), ("res:t",), ("exponent:s",)),
     # Montgomery-form conversions at program boundaries; raw limbs in/out.
-    "to_mont": 1, "from_mont": 1,
+    "to_mont": _UN, "from_mont": _UN,
 }
+FIELD_TYPES = {"elem": (("name", "name", '"#builtin.string"'),)}
+FIELD_BASES = {"t": "@field::@elem", "s": '"#builtin.string"'}
+# op name -> number of value operands
+FIELD_OPS = {op: arity(sig) for op, sig in FIELD_SIGNATURES.items()}
 
 
 @dataclass(frozen=True)

@@ -167,7 +167,7 @@ class Loops:
             return self.lib
 
     def _load(self):
-        from . import cache
+        from ..runtime import cache
         text = self.text()
         key = cache.entry_key(text, "none", f"cpu-{self.name}")       # names the host CPU
         entry = cache.lookup(key) or cache.build(

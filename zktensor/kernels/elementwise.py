@@ -13,53 +13,24 @@ with rows split across threads.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import importlib.util
 import json
 import math
-import os
-import threading
 import time
 from pathlib import Path
 
 import torch
 
-from . import cache
+from ..runtime import cache
 from ..config import env
-from .cpu_isa import cpu_options
-from .host_memory import keep_freed_memory
-from .triton_passes import skip_coalesce
+from ..runtime.cpu_isa import cpu_options
+from ..runtime.host_memory import keep_freed_memory
+from ..runtime.triton_modules import load_triton_module, triton_mode
+from ..runtime.triton_passes import skip_coalesce
 from ..runtime import counters, threads as _threads
 from ..runtime.threads import launch_threads
 
 TRITON_BLOCK = 128
-_import_lock = threading.RLock()
-
-
-@contextlib.contextmanager
-def triton_mode(interpret: bool):
-    """TRITON_INTERPRET as Triton reads it while decorating and running kernels."""
-    with _import_lock:
-        old = os.environ.get("TRITON_INTERPRET")
-        os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
-        try:
-            yield
-        finally:
-            if old is None:
-                del os.environ["TRITON_INTERPRET"]
-            else:
-                os.environ["TRITON_INTERPRET"] = old
-
-
-def load_triton_module(path: str, interpret: bool):
-    """Import generated Triton source; `interpret` picks the CPU interpreter."""
-    with triton_mode(interpret):
-        name = f"zktensor_gen_{Path(path).parent.name}_{'i' if interpret else 'c'}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-    return mod
 
 
 def broadcast_shapes(*shapes) -> tuple[int, ...]:
@@ -407,7 +378,7 @@ _by_object: dict[tuple, tuple] = {}
 class CompilerUnavailable(ImportError):
     """A program has no kernel in the cache (nor in the pre-built Triton source) and this
     process cannot compile one: the MLIR bindings are missing, or ZKTENSOR_NO_COMPILER is set.
-    Conversions fall back to torch arithmetic on it (`ops.elementwise.to_mont`)."""
+    Conversions fall back to torch arithmetic on it (`field_programs.to_mont`)."""
 
 
 def compiler_disabled() -> bool:

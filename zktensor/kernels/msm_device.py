@@ -1,6 +1,6 @@
 """Triton kernels of the device-resident MSM: bucket accumulation, bucket reduction, windows.
 
-The group arithmetic is the compiler's: the `ec` programs of `points` (`_f_add`: P + Q
+The group arithmetic is the compiler's: the `ec` programs of `point_formulas` (`f_add`: P + Q
 with the cross differences h, r; `_f_double`; `_f_neg`) are traced, lowered by the field
 pipeline and limbs-to-triton, and their device functions (`kernel_0_fn` of each, renamed)
 are pasted into one module with the kernels below. What a straight-line formula cannot do
@@ -32,8 +32,9 @@ import threading
 
 import torch
 
-from . import cache, msm_ec
-from .elementwise import load_triton_module
+from ..runtime import cache
+from . import msm_ec
+from ..runtime.triton_modules import load_triton_module
 from .msm_triton import _join_words, _split_words
 
 TEMPLATE_VERSION = "1"
@@ -43,8 +44,8 @@ PROGRAMS = (("add", "add", ("xyzz", "xyzz")), ("double", "double", ("xyzz",)), (
 
 
 def _formulas():
-    from .. import points as P
-    return {"add": P._f_add, "double": P._f_double, "neg": P._f_neg}
+    from . import point_formulas as P
+    return {"add": P.f_add, "double": P.f_double, "neg": P.f_neg}
 
 
 def device_function(compiled, name: str) -> tuple[str, list[int]]:
@@ -326,7 +327,7 @@ _lock = threading.Lock()
 
 def module(GS, strategy, device_type: str, interpret: bool):
     """The loaded module (cached on disk by its source, and per process)."""
-    from ..config import choose
+    from ..runtime.target import choose
     strategy = choose(device_type, strategy, "triton")[0]
     k = (GS.name, strategy, device_type, interpret)
     with _lock:

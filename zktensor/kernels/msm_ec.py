@@ -14,20 +14,14 @@ from __future__ import annotations
 
 import torch
 
-from ..config import choose
+from ..runtime.target import choose
 from ..ir import ec as ec_ir
 from .elementwise import get_program
-
-_traced: dict = {}
-
+from .field_programs import traced
 
 def program(G, key, kinds, fn) -> ec_ir.EcProgram:
     """The traced program for (group, key); `fn` is only called on the first request."""
-    k = (G.name, key, tuple(kinds))
-    prog = _traced.get(k)
-    if prog is None:
-        prog = _traced[k] = ec_ir.trace(fn, G, kinds)
-    return prog
+    return traced(("ec", G.name, key, tuple(kinds)), lambda: ec_ir.trace(fn, G, kinds))
 
 
 def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=None):
@@ -36,8 +30,7 @@ def compiled(G, key, kinds, fn, device_type: str = "cpu", strategy=None, target=
     strategy, target = choose(device_type, strategy, target)
     cuts = None
     if target == "triton":
-        from .msm_triton import KERNEL_CUTS
-        cuts = KERNEL_CUTS.get(G.name)
+        cuts = G.triton_cuts
     return get_program(program(G, key, kinds, fn), strategy, target, cuts)
 
 

@@ -5,7 +5,7 @@ come from one field inversion and about 3 products per value:
 
     up:   blocks of B values -> prefix products p_1..p_{B-1} (p_{B-1} the
           block product), recursively over the block products;
-    top:  at most TOP values inverted on the host (`ops.elementwise.invert_few`);
+    top:  at most TOP values inverted on the host (`field_programs.invert_few`);
     down: from t = 1/p_{B-1}: 1/a_{B-1} = t·p_{B-2}, t <- t·a_{B-1}, ...
 
 Block i is the values {i, q + i, 2q + i, ...} (q = m / B), so member j of every
@@ -13,15 +13,14 @@ block is the contiguous view a[:, j·q:(j+1)·q] (unit strides, which the CPU
 target's vector loops need). Each level is one launch of a traced program over
 those views, so the whole inversion is 2·log_B(m) launches with no copies
 when m is a multiple of B (else one padded copy with ones; deeper levels pad their
-block products with ones where they are written). `zktensor.ops.elementwise.batch_inverse` does the
-same job with O(sqrt m) launches; the MSM's batch-affine levels need the
-fewer launches of this tree.
+block products with ones where they are written). It is the one batch inversion:
+the MSM's batch-affine levels, the affine form of points and `zt.batch_inverse` use it.
 """
 from __future__ import annotations
 
 import torch
 
-from ..ops.elementwise import invert_few
+from .field_programs import invert_few, program
 
 TOP = 16    # values from which the host inverts: fewer than the two launches of levels they
             # save would cost
@@ -110,10 +109,9 @@ def _programs(F, B, a):
     the levels of small inversions mostly overhead (the bucket reduction's log2 N steps each
     invert one batch); elsewhere one launch each."""
     from ..runtime.target import choose
-    from ..tune.lookup import tuned_scope
-    from ..ops.elementwise import _program
+    from ..tune.resolve import tuned_scope
     from .elementwise import get_program
     with tuned_scope("mul", F.name, a.shape[1], a.device):
         strategy, target = choose(a.device.type, None, None)
-        return (get_program(_program(F, ("inv_up", B), B, _up(B)), strategy, target),
-                get_program(_program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B)), strategy, target))
+        return (get_program(program(F, ("inv_up", B), B, _up(B)), strategy, target),
+                get_program(program(F, ("inv_down", B), 1 + B + (B - 2), _down_with_a0(B)), strategy, target))

@@ -38,7 +38,7 @@ addition) writing its state in place; it also returns the product of the steps' 
 x-differences, zero exactly when a step met P = ±Q. Those products are
 checked once at the end (no host round trip per step), and any lane that met
 an exception, or holds an identity bucket, is recomputed with complete
-additions (`zktensor.points.add_complete`). With the MSM's offset point D in
+additions (`point_formulas.add_complete`). With the MSM's offset point D in
 every bucket that path is, for inputs not built to hit it, never taken; it is
 what keeps the result exact when it is.
 """
@@ -48,6 +48,7 @@ import torch
 
 from . import msm_ec
 from .msm_triton import ADD_PARTS, _f_add_finish, split_here
+from .point_formulas import add_complete, affine, double_n, neg
 
 
 def _f_lane_step(run, b, acc):
@@ -58,11 +59,10 @@ def _f_lane_step(run, b, acc):
     return run, acc, h1 * h2
 
 
-# The same step in three kernels, for the Triton target where the fused one spills (BN254
-# G2: 255 registers, 91 STL on sm_90a): run + b with its h1, the products of acc + run
+# The same step in three kernels, for the Triton target where the fused one spills (the
+# record's triton_split_lane): run + b with its h1, the products of acc + run
 # (msm_triton.ADD_PARTS[0]; its H is h2), then the rest of that addition with h1·h2. The
 # field values are those of the fused formula and outputs are canonical: the same words.
-SPLIT_LANE = frozenset({"bn254.g2"})
 
 
 def _f_lane_run(run, b):
@@ -83,7 +83,7 @@ def lane_step(G, inputs, out, split: bool | None = None):
     tensors; out: run, acc and h1·h2 (zero where a step met P = ±Q). `split`: the three-kernel
     form; by default where the Triton target would spill the fused kernel."""
     if split is None:
-        split = split_here(G, SPLIT_LANE, inputs[0].device.type)
+        split = split_here(G, G.triton_split_lane, inputs[0].device.type)
     if not split:
         msm_ec.run(G, "lane_step", ("xyzz", "affine", "xyzz"), _f_lane_step, inputs, out=out)
         return
@@ -124,7 +124,6 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
 
     buckets: limb-major affine data (2d·L, N·rows), column j·(K·rows) + k·rows + r holding
     B_{r, k·Lc + j + 1}; binf: their identity flags. Returns XYZZ (L, 4d, rows)."""
-    from ..points import add_complete, double_n, _is_id
     G = GS.params
     L = GS.L
     lanes = K * rows
@@ -180,7 +179,6 @@ RECURSE_FROM = 16      # K from which level 2 is itself a bucket reduction (2·s
 
 def tree_sum(GS, t: torch.Tensor, rows: int, K: int) -> torch.Tensor:
     """sum_k t[:, :, k·rows:(k+1)·rows] by a tree of complete additions (log2 K launches)."""
-    from ..points import add_complete
     s, k = t, K
     while k > 1:
         half = k // 2
@@ -193,8 +191,7 @@ def tree_sum(GS, t: torch.Tensor, rows: int, K: int) -> torch.Tensor:
 def _weighted_chunks(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.Tensor:
     """sum_{k=0}^{K-1} k·run_k per row, as a bucket reduction of its own: with B_v = run_{v-1}
     (v = 1..K), sum_v v·B_v - sum_v B_v."""
-    from ..points import PointTensor, add_complete
-    xy, inf = PointTensor(GS, run).affine()                        # (L, 2d, K·rows), col k·rows + r
+    xy, inf = affine(GS, run)                        # (L, 2d, K·rows), col k·rows + r
     L, C2 = GS.L, 2 * GS.degree
     K2 = 1 << ((K.bit_length() - 1) // 2)
     Lc2 = K // K2
@@ -203,20 +200,18 @@ def _weighted_chunks(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.T
     binf = inf.reshape(K2, Lc2, rows).permute(1, 0, 2).reshape(-1)
     T = reduce_buckets(GS, sub.contiguous(), binf.contiguous(), rows, K2, Lc2, stats)
     S = tree_sum(GS, run, rows, K)
-    from ..points import PointTensor as _P
-    return add_complete(GS, T, (-_P(GS, S)).data)
+    return add_complete(GS, T, neg(GS, S))
 
 
 def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.Tensor:
     """sum_{k>=1} k·run_k per row by K - 2 suffix-sum steps over run_k made affine."""
-    from ..points import PointTensor, add_complete
     G = GS.params
     L, d, dev = GS.L, GS.degree, run.device
 
     def rows_of(t, k):
         return t[:, :, k * rows:(k + 1) * rows]
 
-    xy, inf = PointTensor(GS, run[:, :, rows:]).affine()            # chunks 1..K-1 (L, 2d, m)
+    xy, inf = affine(GS, run[:, :, rows:])            # chunks 1..K-1 (L, 2d, m)
     r = rows_of(run, K - 1).clone()
     a = r.clone()
     steps2 = K - 2
@@ -270,7 +265,6 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     Every addition is exact whatever the buckets: the batch-affine launches find identity
     operands and P = ±Q and handle them (`msm_tree.add_ragged_jobs`), and the Horner chain
     uses complete formulas."""
-    from ..points import add_complete, double_n
     from .msm_tree import Clock, PairJob, add_ragged_jobs, to_points
     clock = Clock(stats)
     dev = buckets.device

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from ..ir import ec as E
-from . import cpu_gather, msm_ec
+from . import cpu_gather, msm_ec, point_formulas
 from ..runtime.threads import host_parallel
 from .msm_inverse import batch_inverse
 
@@ -58,8 +58,7 @@ ALIGN = 64      # pairs per block row are padded to a multiple of this: every bl
 
 def _beta(G) -> int:
     if G.name not in _BETA:
-        from ..points import _beta as beta
-        _BETA[G.name] = beta(G)
+        _BETA[G.name] = point_formulas.beta(G)
     return _BETA[G.name]
 
 
@@ -346,7 +345,6 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
     inversion, so that no denominator is zero. After it, a pair with an identity operand takes the
     other operand, and P = ±Q is recomputed with the complete XYZZ formulas; XR's x is
     restored on return (the bucket reduction reads its operands again)."""
-    from ..points import PointTensor, add_complete
     G = GS.params
     _beta(G)
     d, L = G.degree, GS.L
@@ -459,7 +457,7 @@ def add_pair_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int = 
             # P = ±Q: recomputed with complete XYZZ arithmetic
             a = to_points(GS, opL, iL)
             b = to_points(GS, opR, iR)
-            xy, inf = PointTensor(GS, add_complete(GS, a.data, b.data)).affine()
+            xy, inf = point_formulas.affine(GS, point_formulas.add_complete(GS, a.data, b.data))
             j.out[:, sp] = from_points_xy(xy)
             sinf[sp] = inf
         res.append(sinf)

@@ -14,13 +14,14 @@ Operands are (L, m) limb tensors with any limb and column strides (limb-major
 contiguous rows coalesce: a warp reads consecutive columns of one word).
 
 A kernel must fit sm_90a's 255 registers per thread without spilling: the
-point addition of the groups in SPLIT_ADD is two kernels here (`add_split`),
-and every point program of the groups in KERNEL_CUTS is compiled as a chain of
-small elementwise kernels (fuse-elementwise cuts after a few products).
+point addition of the groups whose record says `triton_split_add` is two kernels here
+(`add_split`), and every point program of those with `triton_cuts` is compiled as a chain
+of small elementwise kernels (fuse-elementwise cuts after a few products); the choices and
+why are data in `zktensor.algebra.curves`.
 
     kernel: point_kernel(o0, ls_o0, is_o0, ..., i0, ls_i0, is_i0, ..., n, BLOCK)
     host:   run(compiled_program, inputs, out)    (CUDA tensors, or CPU under TRITON_INTERPRET)
-            add_split(G, inputs)                  (the outputs of points._f_add, in two launches)
+            add_split(G, inputs)                  (the outputs of point_formulas.f_add, in two launches)
 """
 from __future__ import annotations
 
@@ -30,9 +31,11 @@ import torch
 
 from ..ir import ec as E
 from ..runtime import counters
-from . import cache, msm_ec
-from .elementwise import load_triton_module, triton_cdiv, triton_mode
-from .triton_passes import skip_coalesce
+from ..runtime import cache
+from . import msm_ec
+from ..runtime.triton_modules import load_triton_module, triton_mode
+from .elementwise import triton_cdiv
+from ..runtime.triton_passes import skip_coalesce
 
 BLOCK = 64
 WARPS_OF = 32           # one column a thread: num_warps = BLOCK // 32, so no warp repeats another's columns
@@ -154,7 +157,7 @@ def module(compiled, interpret: bool):
 
 def run(compiled, inputs, out=None) -> list[torch.Tensor]:
     """Launch the tile kernel of a compiled point program over (L, m) operands (a program cut
-    into several kernels, see KERNEL_CUTS, runs them in turn as elementwise kernels)."""
+    into several kernels, see the record's triton_cuts, runs them in turn as elementwise kernels)."""
     if len(compiled.meta["calls"]) > 1:
         return compiled(*inputs, out=out)
     L = compiled.limbs
@@ -184,33 +187,13 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
 
 # -- the point addition in two kernels -------------------------------------------------------
 
-# Fused, BN254 G2's complete addition (points._f_add) needs more than 255 registers on sm_90a
-# and spills (35 STL). Cut where add-2008-s (ec-to-field's xyzz_add) has the fewest live
-# values, after the products of the inputs, the parts take 234 and 204 registers, no spills
-# (tests/ec/test_triton.py). They compute the same field values as the fused formula and
-# outputs are canonical, so they return the same words (checked against the fused kernel).
-# BLS12-381 G2 is not here: both parts still spill with its 12-word Fq (302 and 36 STL).
-SPLIT_ADD = frozenset({"bn254.g2"})
-
-
-# Groups whose point kernels are cut into a chain of small kernels on the Triton target:
-# fuse-elementwise's cuts (max_products: base-field products a kernel; max_inputs: values
-# a kernel reads), the values between kernels going through memory. BLS12-381 G2 (12-word Fq, Fq2 products): its fused
-# addition spills on sm_90a (255 registers, 258 STL), and so does every cut tried with
-# one Fq2 product (three Fq products) in a kernel; with two Fq products a kernel no kernel
-# spills (tests/ec/test_triton.py). MNT4-753 G1 (24-word Fq): two products in a kernel
-# spill (254 registers, 3 STL); with one, all fit but tree_down_add's first kernel, which
-# read 8 x-coordinates (255 registers, 80 STL) until the kernels read at most 4 values.
-KERNEL_CUTS = {"bls12_381.g2": {"max_products": 2},
-                "mnt4753.g1": {"max_products": 1, "max_inputs": 4}}
-
-
-def split_here(G, groups, device_type: str) -> bool:
-    """Whether group G runs the split form of a kernel: G is in `groups` (those whose fused
-    kernel spills) and launches on this device type go to the Triton target."""
-    if G.name not in groups:
+def split_here(G, split: bool, device_type: str) -> bool:
+    """Whether group G runs the split form of a kernel: its record asks for it (`split`:
+    G.triton_split_add or G.triton_split_lane, for groups whose fused kernel spills) and
+    launches on this device type go to the Triton target."""
+    if not split:
         return False
-    from ..config import choose
+    from ..runtime.target import choose
     return choose(device_type)[1] == "triton"
 
 
@@ -235,7 +218,7 @@ ADD_PARTS = (("add_products", ("xyzz", "xyzz"), _f_add_products),
 
 
 def add_split(G, inputs) -> list[torch.Tensor]:
-    """points._f_add's outputs (the sum's components, then h and r) for the component tensors
+    """point_formulas.f_add's outputs (the sum's components, then h and r) for the component tensors
     of two XYZZ points, in two launches, the six coordinates between them in memory (on
     whichever target msm_ec picks: the CPU target runs the same programs)."""
     (k1, kinds1, f1), (k2, kinds2, f2) = ADD_PARTS

@@ -21,7 +21,7 @@ Scaling tables (coset powers, 1/N) are applied as the first pass loads or the
 last pass stores. Tiles are split across threads (ctypes releases the GIL).
 
 The field arithmetic is the compiler's: the butterflies are traced from
-`zktensor.ops.ntt.BF_DIF`/`BF_DIT`, canonicalized, and lowered by
+`ntt_plan.BF_DIF`/`BF_DIT`, canonicalized, and lowered by
 field-to-limbs's node lowering onto the `fp64` strategy's 52-bit limbs on
 8-lane vectors (products from AVX-512 IFMA where the CPU has it, else the FMA
 split); this module writes only the loops, loads and stores around them, as
@@ -40,11 +40,13 @@ import threading
 
 import torch
 
-from . import cache
+from ..runtime import cache
 from .cpu_code import Code, compile_module
-from .cpu_isa import cpu_options
+from .ntt_plan import BF_DIF, BF_DIT, SCALE, apply_scale, bitrev_index, tables
+from ..runtime.cpu_isa import cpu_options
 from ..runtime.threads import launch_threads
-from .host_memory import keep_freed_memory
+from ..tune.costmodel import default_rows_log
+from ..runtime.host_memory import keep_freed_memory
 
 LANES = 8
 MIN_PER_THREAD = 1 << 11      # elements: below this a second thread costs more than it saves
@@ -59,7 +61,6 @@ def _limb_functions(F, ifma: bool) -> list[str]:
     product, and the conversions from/to the 32-bit storage words."""
     from ..ir.builder import Emitter, V
     from ..ir.program import trace
-    from ..ops.ntt import BF_DIF, BF_DIT, SCALE
     from ..passes import canonicalize
     from ..passes.field_io import FieldFunc
     from ..passes.field_to_limbs import lower_nodes
@@ -373,13 +374,12 @@ def to_limbs52(F, words: torch.Tensor) -> torch.Tensor:
 
 
 def _table52(plan, name, make):
-    from ..ops.ntt import tables
     T = tables(plan.F, plan.n, plan.device)
     key = ("limbs52",) + name
     with T.lock:
         t = T.derived.get(key)
     if t is None:
-        t = to_limbs52(plan.F, make().data)
+        t = to_limbs52(plan.F, make())
         with T.lock:
             T.derived[key] = t
             # keep only a few scale tables
@@ -429,7 +429,7 @@ def _scale_arg(plan, which):
     if table is None:
         return None, 0, 0
     if isinstance(table, int):
-        t = _table52(plan, ("const", table), lambda: plan.F.full((1,), table, device=plan.device))
+        t = _table52(plan, ("const", table), lambda: plan.F.full((1,), table, device=plan.device).data)
         return t, t.stride(0), 2
     key = ("scale", which, plan.coset, plan.bitrev_in, plan.bitrev_out)
     t = _table52(plan, key, lambda: table)
@@ -437,26 +437,24 @@ def _scale_arg(plan, which):
 
 
 def _tw(plan):
-    from ..ops.ntt import tables
     return tables(plan.F, plan.n, plan.device).twiddles(plan.inverse)
 
 
 def _twiddles_row(plan, n2: int) -> torch.Tensor:
     """Stage-major twiddles of the row stages (H < N2) as (L52, N2 - 1) limbs."""
-    return _table52(plan, ("tw_row", plan.inverse, n2), lambda: _tw(plan)[: (1 << n2) - 1])
+    return _table52(plan, ("tw_row", plan.inverse, n2), lambda: _tw(plan)[:, : (1 << n2) - 1])
 
 
 def _twiddles_col(plan, n1: int, n2: int) -> torch.Tensor:
     """The column stages' twiddles in the order a column tile reads them:
     (N2/8 groups, N1 - 1 rows h - 1 + k, L52 limbs, 8 lanes) with row
     h - 1 + k of group g holding w_{2H}^(k·N2 + 8g + lane), H = h·N2."""
-    from ..ops.ntt import tables
     T = tables(plan.F, plan.n, plan.device)
     key = ("tw_col", plan.inverse, n1)
     with T.lock:
         t = T.derived.get(key)
     if t is None:
-        words = _tw(plan).data
+        words = _tw(plan)
         L, N1, N2 = plan.F.limbs, 1 << n1, 1 << n2
         parts = []
         h = 1
@@ -514,13 +512,6 @@ def _give_back(buf):
     with _workspace_lock:
         _workspace.clear()           # keep one: the latest size
         _workspace[tuple(buf.shape)] = buf
-
-
-def default_rows_log(log_n: int) -> int:
-    """Rows of the column pass: a little over half the stages (the column pass
-    does more stages per load, and the row pass's tile still fits in L2), at
-    least 2^3 rows and columns."""
-    return max(3, min(log_n - 3, log_n // 2 + 1))
 
 
 def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -591,7 +582,6 @@ def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> t
     run("row_dit", src, out, pre_arg, none, id_rb, id_lr, False)
     if plan.bitrev_out:
         run("col_dit", out, out, none, none, id_rb, id_lr, False)
-        from ..ops.ntt import apply_scale, bitrev_index
         out.copy_(out.index_select(2, bitrev_index(n, out.device)))
         # the post table was made for bit-reversed storage order: apply it there
         return apply_scale(plan, out, plan.post_table())

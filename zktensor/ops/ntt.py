@@ -24,28 +24,25 @@ compiled by the pass pipeline):
   butterfly launch per stage over strided views (`stage_ntt` below), which is
   also the reference the kernels are tested against.
 
-Twiddles are computed once per (field, N, device, direction) with our own
-tensor ops (powers by repeated doubling: log N elementwise multiplications)
-and kept in a cache, in the stage-major order the kernels read them:
-table[H - 1 + j] = w_{2H}^j for H = 1, 2, 4, ..., N/2.
+The plan the kernels run (butterflies, twiddle and coset tables, bit reversal, the
+scaling folded into a transform) lives below them, in `zktensor.kernels.ntt_plan`.
 """
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import torch
 
-from ..config import choose, ntt_config, tuned_scope
-from ..tensor import FieldSpace, FieldTensor, cat
+from ..kernels import ntt_plan
+from ..kernels.field_programs import run_program
+from ..kernels.ntt_plan import BF_DIF, BF_DIT, Plan, apply_scale, bitrev_index, tables
+from ..runtime.target import choose
+from ..tensor import FieldSpace, FieldTensor
+from ..tune.resolve import resolve, tuned_scope
 
 ORDERS = ("natural", "bitrev")
 
-BF_DIF = lambda u, v, w: (u + v, (u - v) * w)      # noqa: E731  Gentleman-Sande
-BF_DIT = lambda u, v, w: (u + v * w, u - v * w)    # noqa: E731  Cooley-Tukey
-SCALE = lambda a, s: a * s                         # noqa: E731
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ class NTTConfig:
     row, or G/S blocks of S columns when the stride S is below G);
     `num_warps` per program; `max_block` caps 2^B·G (registers).
     CPU: `cpu_rows_log` splits N = 2^rows · 2^cols for the two passes (None:
-    `ntt_cpu.default_rows_log`, a little over half); `cpu_unroll` independent butterflies per step (1, 2, 4);
+    `tune.costmodel.default_rows_log`, a little over half); `cpu_unroll` independent butterflies per step (1, 2, 4);
     `threads` (None: all the process may use).
     `algorithm`: "auto", "kernels" or "stages" (one launch per stage).
     """
@@ -75,6 +72,13 @@ class NTTConfig:
             raise ValueError(f"NTTConfig: B must be >= 1 and G a power of two, got B={self.B}, G={self.G}")
         if self.algorithm not in ("auto", "kernels", "stages"):
             raise ValueError(f"NTTConfig: algorithm must be auto, kernels or stages, got {self.algorithm!r}")
+
+
+def ntt_config(F, n: int, device, batch: int = 1) -> tuple[NTTConfig, dict]:
+    """(NTTConfig, values) for an NTT of length n over F: `zt.config(ntt=...)`, else the
+    tuning cache, else the cost model (`tune.resolve.resolve`). `values` also holds what is not
+    an NTTConfig field (strategy, ifma): run the NTT inside `tuned_scope(..., values=values)`."""
+    return resolve(NTTConfig, "ntt", "ntt", F, n, device, batch)
 
 
 DEFAULT_CONFIG = NTTConfig()
@@ -178,37 +182,6 @@ def _separate_or_same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a1 <= b0 or b1 <= a0
 
 
-@dataclass(frozen=True)
-class Plan:
-    F: FieldSpace
-    n: int
-    log_n: int
-    inverse: bool
-    coset: int | None
-    bitrev_in: bool
-    bitrev_out: bool
-    device: torch.device
-
-    # scaling folded into the transform: x_j · pre[j] before, X_k · post[k] after
-    def pre_table(self):
-        """Forward coset NTT: x_j · g^j (in the input's storage order) or None."""
-        if self.inverse or self.coset is None:
-            return None
-        t = tables(self.F, self.n, self.device).coset_powers(self.coset)
-        return bitrev_tensor(t) if self.bitrev_in else t
-
-    def post_table(self):
-        """Inverse: X_j · N^-1 · g^-j (coset) as a table, or N^-1 as a constant (int)."""
-        if not self.inverse:
-            return None
-        F = self.F
-        n_inv = pow(self.n, -1, F.p)
-        if self.coset is None:
-            return n_inv
-        t = tables(F, self.n, self.device).coset_powers(pow(self.coset, -1, F.p), scale=n_inv)
-        return bitrev_tensor(t) if self.bitrev_out else t
-
-
 def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig, out: torch.Tensor | None = None) -> torch.Tensor:
     """data: (L, batch, N) limbs; returns a new (L, batch, N) tensor (`out`,
     a contiguous tensor not overlapping data, when a kernel can write there)."""
@@ -234,12 +207,11 @@ def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig, out: torch.Tensor |
 def stage_ntt(plan: Plan, data: torch.Tensor) -> torch.Tensor:
     """log N butterfly launches over strided views, in place on a copy of data.
     DIF (natural in, bit-reversed out) unless the input is bit-reversed (DIT)."""
-    from .elementwise import run_program
     F, n = plan.F, plan.n
     L = F.limbs
     out = data.contiguous().clone()
     out = apply_scale(plan, out, plan.pre_table())
-    tw = tables(F, n, out.device).twiddles(plan.inverse).data
+    tw = tables(F, n, out.device).twiddles(plan.inverse)
     B = out.shape[1]
     halves = [n >> (s + 1) for s in range(plan.log_n)]
     if plan.bitrev_in:
@@ -259,114 +231,9 @@ def stage_ntt(plan: Plan, data: torch.Tensor) -> torch.Tensor:
     return apply_scale(plan, out, plan.post_table())
 
 
-def apply_scale(plan: Plan, out: torch.Tensor, table) -> torch.Tensor:
-    """out · table in place (table: None, a FieldTensor over N, or an int constant)."""
-    from .elementwise import run_program
-    if table is None:
-        return out
-    s = plan.F.full((), table, device=out.device) if isinstance(table, int) else table
-    run_program(plan.F, "ntt_scale", 2, SCALE, [out, s.data], out=[out])
-    return out
-
-
-# -- tables ------------------------------------------------------------------------
-_bitrev_cache: dict = {}
-
-
-def bitrev_index(n: int, device) -> torch.Tensor:
-    """The bit-reversal permutation of range(n) as an int64 tensor (cached)."""
-    key = (n, str(device))
-    t = _bitrev_cache.get(key)
-    if t is None:
-        k = n.bit_length() - 1
-        i = torch.arange(n, dtype=torch.int64)
-        r = torch.zeros_like(i)
-        for b in range(k):
-            r |= ((i >> b) & 1) << (k - 1 - b)
-        t = _bitrev_cache[key] = r.to(device)
-    return t
-
-
-def bitrev_tensor(x: FieldTensor) -> FieldTensor:
-    """x permuted by bit-reversing the index of its last dimension."""
-    n = x.shape[-1]
-    return FieldTensor(x.F, x.data.index_select(x.data.dim() - 1, bitrev_index(n, x.device)))
-
-
 def powers(F: FieldSpace, base: int, count: int, device=None, scale: int = 1) -> FieldTensor:
-    """scale · base^j for j in [0, count): log2(count) doubling steps, each one
-    elementwise multiplication of the powers so far by base^len."""
-    out = F.full((1,), scale % F.p, device=device)
-    while out.numel() < count:
-        k = out.numel()
-        out = cat([out, out * F.full((), pow(base, k, F.p), device=device)])
-    return out[:count]
+    """scale · base^j for j in [0, count) (`kernels.ntt_plan.powers`)."""
+    return FieldTensor(F, ntt_plan.powers(F, base, count, device, scale))
 
 
-class Tables:
-    """Twiddles and coset powers of one (field, N, device), made on first use."""
-
-    def __init__(self, F: FieldSpace, n: int, device):
-        self.F, self.n, self.device = F, n, device
-        self._tw = {}
-        self._coset = OrderedDict()
-        self.derived = {}        # kernels' own forms of the tables (e.g. 52-bit limbs)
-        self.lock = threading.Lock()
-
-    def twiddles(self, inverse: bool) -> FieldTensor:
-        """Stage-major: entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2 (N - 1 entries)."""
-        with self.lock:
-            t = self._tw.get(inverse)
-            if t is None:
-                F, n = self.F, self.n
-                w = F.root_of_unity(n)
-                if inverse:
-                    w = pow(w, -1, F.p)
-                half = powers(F, w, n // 2, self.device)          # w_N^j, j < N/2
-                parts = [half[::n // (2 * H)] for H in _halves(n)]
-                t = self._tw[inverse] = cat(parts).contiguous() if parts else F.zeros((0,), self.device)
-            return t
-
-    def coset_powers(self, g: int, scale: int = 1) -> FieldTensor:
-        """scale · g^j for j in [0, N) (the last few are kept)."""
-        key = (g, scale)
-        with self.lock:
-            t = self._coset.get(key)
-            if t is None:
-                t = self._coset[key] = powers(self.F, g, self.n, self.device, scale).contiguous()
-                while len(self._coset) > 4:
-                    self._coset.popitem(last=False)
-            else:
-                self._coset.move_to_end(key)
-            return t
-
-
-def _halves(n: int):
-    H = 1
-    while H < n:
-        yield H
-        H *= 2
-
-
-_tables: dict = {}
-_tables_lock = threading.Lock()
-
-
-def tables(F: FieldSpace, n: int, device) -> Tables:
-    key = (F.name, n, str(torch.device(device) if device is not None else "cpu"))
-    with _tables_lock:
-        t = _tables.get(key)
-        if t is None:
-            t = _tables[key] = Tables(F, n, device)
-        return t
-
-
-def clear_tables():
-    """Forget every cached twiddle table (tests, memory pressure)."""
-    with _tables_lock:
-        _tables.clear()
-    _bitrev_cache.clear()
-
-
-__all__ = ["ntt", "intt", "NTTConfig", "check_size", "stage_ntt", "bitrev_index", "bitrev_tensor",
-           "powers", "tables", "clear_tables", "Plan", "BF_DIF", "BF_DIT"]
+__all__ = ["ntt", "intt", "NTTConfig", "check_size", "stage_ntt", "powers"]

@@ -18,6 +18,7 @@ import sys
 
 from ..ir import dialects
 from ..ir.program import Program
+from ..runtime.target import check as target_check
 from . import canonicalize, field_io, field_to_limbs, fuse_elementwise, limbs_to_cpu, limbs_to_triton
 from .limb_arith import STRATEGIES
 
@@ -43,8 +44,7 @@ def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
         raise ValueError(f"unknown strategy {strategy!r}; choose from {STRATEGIES}")
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose from {TARGETS}")
-    if target == "triton" and strategy == "int64":
-        raise ValueError("strategy 'int64' is a CPU strategy; Triton kernels use 'int32' or 'fp64'")
+    target_check(strategy, target)
     ctx = dialects.context()
 
     def field_pass(name, fn, module):

@@ -13,7 +13,7 @@ pow), and `max_inputs=k` before a node that would make it read more than k
 values from outside: a kernel too big for a GPU's registers becomes a chain of
 kernels, the values live across a cut passed through memory by @main (the
 Triton target's point kernels of BLS12-381 G2 and MNT4-753 G1,
-`kernels.msm_triton.KERNEL_CUTS`).
+the `triton_cuts` of their records in `algebra.curves`).
 
     func.func @main(%0, %1, %2) {            func.func @kernel_0(%0, %1, %2) attributes {zktensor.kind = "elementwise"} {
       %3 = field.mul %0, %1                    %3 = field.mul %0, %1

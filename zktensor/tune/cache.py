@@ -1,7 +1,7 @@
 """The persisted tuning cache: the winners of `zktensor autotune`.
 
 One JSON file, `~/.cache/zktensor/tune.json` (the kernel cache's root, see
-`kernels.cache.cache_root`), or the path in ZKTENSOR_TUNE_CACHE (`off` disables
+`runtime.cache.cache_root`), or the path in ZKTENSOR_TUNE_CACHE (`off` disables
 reading it). Layout:
 
     {"format": 1, "zktensor_version": "0.1.0",
@@ -39,6 +39,11 @@ import warnings
 import weakref
 from pathlib import Path
 
+from ..config import tune_cache_setting
+from ..runtime.cache import cache_root
+from ..runtime.threads import num_threads
+from ..version import __version__
+
 FORMAT = 1
 NEAREST_OCTAVES = 2
 
@@ -48,7 +53,6 @@ class TuneCacheWarning(UserWarning):
 
 
 def version() -> str:
-    from .. import __version__
     return __version__
 
 
@@ -65,13 +69,12 @@ def cache_path() -> Path | None:
     key = _env_key()
     if key in _paths:
         return _paths[key]
-    env = key[0].strip()
-    if env.lower() in ("off", "0", "none", "false"):
+    setting = tune_cache_setting()
+    if setting is None:
         path = None
-    elif env:
-        path = Path(os.path.expanduser(env))
+    elif setting:
+        path = Path(os.path.expanduser(setting))
     else:
-        from ..kernels.cache import cache_root
         path = cache_root() / "tune.json"
     _paths[key] = path
     return path
@@ -133,7 +136,6 @@ def _device_name(device) -> str:
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         return f"cuda:{_cuda_name(idx)}"
-    from ..runtime.threads import num_threads
     return f"cpu:{_cpu_model()} x{num_threads()}"
 
 

@@ -7,7 +7,7 @@ None fields: the op's own rules decide). Two layers:
    - mul: `int32` on CUDA; on a CPU `fp64` with 8 lanes (AVX-512, IFMA where present),
      else `int64`; Triton elementwise blocks of 128 elements, 4 warps.
    - ntt: CPU two-pass kernels with N = 2^rows·2^cols, rows a little over half the
-     stages (`ntt_cpu.default_rows_log`, measured on Zen 4), 2 butterflies unrolled;
+     stages (`default_rows_log`, measured on Zen 4), 2 butterflies unrolled;
      Triton B = 3 stages per pass (compile time grows steeply with B), G = 32 groups,
      4 warps; below 2^6 the CPU runs the per-stage algorithm (no kernel covers it).
    - msm: left to `ops.msm`'s own model (fields None): the window from Pippenger's
@@ -26,12 +26,23 @@ import math
 
 import torch
 
+from ..config import tuning_enabled
+from ..runtime.target import cpu_default
+from .cache import bucket, default_cache, device_name, op_key
+
 PORTABLE = {
     "mul": ("strategy", "lanes", "ifma", "block", "num_warps", "num_stages"),
     "ntt": ("strategy", "cpu_unroll", "B", "G", "num_warps", "max_block", "ifma"),
     "msm": ("strategy", "tree_block", "inverse_block", "sparse"),
     "msm_prepared": ("strategy", "tree_block", "inverse_block", "sparse"),
 }
+
+
+def default_rows_log(log_n: int) -> int:
+    """The CPU NTT's split of 2^log_n into 2^rows · 2^cols: rows of the column pass a little
+    over half the stages (the column pass does more stages per load, and the row pass's tile
+    still fits in L2), at least 2^3 rows and columns."""
+    return max(3, min(log_n - 3, log_n // 2 + 1))
 
 
 def _is_cuda(device) -> bool:
@@ -45,15 +56,13 @@ def rules(op: str, space, n: int, device=None, batch: int = 1) -> dict:
     if base == "mul":
         if cuda:
             return {"strategy": "int32", "block": 128, "num_warps": 4}
-        from ..config import _cpu_default
-        return {"strategy": _cpu_default()}
+        return {"strategy": cpu_default()}
     if base == "ntt":
         log_n = max(0, int(n).bit_length() - 1)
         if cuda:
             return {"B": 3, "G": 32, "num_warps": 4, "max_block": 1024}
         out = {"cpu_unroll": 2}
         if log_n >= 6:
-            from ..kernels.ntt_cpu import default_rows_log
             out["cpu_rows_log"] = default_rows_log(log_n)
         return out
     # msm / msm_prepared: window and chunks stay None, so that `ops.msm` applies its own
@@ -75,8 +84,6 @@ def defaults(op: str, space, n: int, device=None, batch: int = 1, cache=None) ->
 def nearest_entry(op: str, field: str, n: int, device=None, batch: int = 1, cache=None) -> dict | None:
     """The config of the tuned entry of (device, field, op) nearest to n in log size, any
     distance; None without one (or with tuning disabled)."""
-    from ..config import tuning_enabled
-    from .cache import bucket, default_cache, device_name, op_key
     if cache is None:
         if not tuning_enabled():
             return None

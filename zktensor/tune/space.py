@@ -71,7 +71,7 @@ def _uniq(values):
 def hw_cpu() -> dict:
     """What the CPU has, independent of zt.config and the tuning cache."""
     from ..config import config
-    from ..kernels.cpu_isa import cpu_options
+    from ..runtime.cpu_isa import cpu_options
     with config(tuned=False):
         o = cpu_options("fp64")
     return o

@@ -41,7 +41,7 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    blocked parallel suffix sums: the buckets of every window are cut into K chunks,
    all chunks of all windows are lanes of one batch, and each step of the scan is
    one fused launch of XYZZ additions.
-6. Windows combined by Horner (doublings fused up to `points.max_chain` per launch).
+6. Windows combined by Horner (doublings fused up to `point_formulas.max_chain` per launch).
 
 Load balance: the unit of work of every launch is a pair (tree) or a lane
 (reduction), never a bucket, so threads and GPU blocks get equal shares however

@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from ...config import config as zt_config, msm_config, user as user_config
+from ...config import config as zt_config, user as user_config
+from .model import msm_config
 from ...points import PointTensor
 from ...runtime import counters
 from ...tensor import FieldTensor

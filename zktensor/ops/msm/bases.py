@@ -7,8 +7,10 @@ from dataclasses import replace
 
 import torch
 
-from ...config import config as zt_config, msm_config
-from ...points import GroupSpace, PointTensor, double_n
+from ...config import config as zt_config
+from .model import msm_config
+from ...kernels.point_formulas import double_n
+from ...points import GroupSpace, PointTensor
 from ...tensor import FieldTensor
 
 from .model import MSMConfig, auto_strategy, choose_chunks, choose_window, check_window, n_windows

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as Fn
 
-from ...config import choose
+from ...runtime.target import choose
 from ...kernels import msm_device
 from ...runtime.triton_modules import triton_mode
 from ...kernels.elementwise import triton_cdiv
@@ -198,7 +198,7 @@ def _scalar_words(GS, scalars, dev) -> torch.Tensor:
             raise ValueError(f"{GS.name}: scalars must be {Fr.name} elements, got {scalars.F.name}")
         if scalars.data.device != dev:
             raise ValueError(f"scalars on {scalars.data.device}, points on {dev}: put both on one device")
-        from ..elementwise import from_mont
+        from ...kernels.field_programs import from_mont
         data = scalars.data
         if data.dim() == 2:
             data = data.reshape(data.shape[0], 1, data.shape[1])

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ...config import choose
+from ...runtime.target import choose
+from ...tune.resolve import resolve
 from ...points import GroupSpace
 
 MAX_WINDOW = 20          # the cost model's widest window (N = 2^19 buckets a row; 2^18
@@ -65,6 +66,13 @@ class MSMConfig:
 
 
 REDUCTIONS = ("halving", "suffix")
+
+
+def msm_config(G, n: int, device, batch: int = 1, prepared: bool = False) -> MSMConfig:
+    """MSMConfig for an MSM of n points of group G (`prepared`: bases for `msm_prepare`):
+    `zt.config(msm=...)`, else the tuning cache, else the cost model (None fields: msm's
+    own window/chunks model), else MSMConfig() (`tune.resolve.resolve`)."""
+    return resolve(MSMConfig, "msm", "msm_prepared" if prepared else "msm", G, n, device, batch)[0]
 
 
 def auto_strategy(GS: GroupSpace, device) -> str | None:

@@ -4,7 +4,8 @@ combination of the rows' sums into each MSM's result (Horner on tensors, or on t
 for a few rows)."""
 from __future__ import annotations
 
-from ...points import PointTensor, add_complete
+from ...kernels.point_formulas import add_complete
+from ...points import PointTensor
 
 from .accumulate import bucket_sums
 from .bases import double_n_many

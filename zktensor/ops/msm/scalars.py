@@ -24,7 +24,7 @@ def scalar_words(GS: GroupSpace, scalars) -> np.ndarray:
     if isinstance(scalars, FieldTensor):
         if scalars.F != Fr:
             raise ValueError(f"{GS.name}: scalars must be {Fr.name} elements, got {scalars.F.name}")
-        from ..elementwise import from_mont
+        from ...kernels.field_programs import from_mont
         shape = tuple(scalars.shape)
         if len(shape) not in (1, 2):
             raise ValueError("scalars must be a vector (n,) or a batch of vectors (B, n)")

@@ -13,7 +13,7 @@ real compiler fails on the patched tensor methods; and a separate process can be
 given a time limit.
 
 Limb kernels are compiled without Triton's coalescing pass, exactly as they are
-launched (kernels/triton_passes.py: the pass costs time quadratic in a kernel's
+launched (runtime/triton_passes.py: the pass costs time quadratic in a kernel's
 size and changes nothing in their SASS).
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, nu
     Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "seconds"}.
     `signature`/`constexprs` default to the generated elementwise kernels' convention.
     `coalesce`: run Triton's coalescing pass, as the NTT kernel's launches do; limb
-    kernels are launched without it (kernels/triton_passes.py), and compiled so here."""
+    kernels are launched without it (runtime/triton_passes.py), and compiled so here."""
     py = getattr(fn, "fn", fn)                       # JITFunction -> the Python function
     request = {"path": py.__code__.co_filename, "name": py.__name__, "arch": arch,
                "signature": signature, "constexprs": constexprs, "num_warps": num_warps,
@@ -83,7 +83,7 @@ def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, nu
 
 def compile_program_kernels(compiled_program, arch: str = "sm_90a", timeout: float | None = None) -> dict:
     """AOT-compile every elementwise kernel of a CompiledProgram (Triton target)."""
-    from .elementwise import load_triton_module
+    from .triton_modules import load_triton_module
     mod = load_triton_module(str(compiled_program.entry / "kernels.py"), interpret=False)
     return {name: compile_kernel(getattr(mod, name), arch, timeout=timeout)
             for name in compiled_program.meta["kernels"]}
