@@ -29,19 +29,21 @@ MAX_INPUTS = 16
 
 
 class _Grain:
+    """The 80-bit register as an int: bit i is the sequence's i-th oldest bit."""
+
     def __init__(self, t: int, rf: int, rp: int):
         bits = []
         for value, width in ((1, 2), (0, 4), (254, 12), (t, 12), (rf, 10), (rp, 10)):
             bits += [(value >> (width - 1 - i)) & 1 for i in range(width)]
-        self.s = bits + [1] * 30
+        bits += [1] * 30
+        self.s = sum(b << i for i, b in enumerate(bits))
         for _ in range(160):
             self._clock()
 
     def _clock(self) -> int:
         s = self.s
-        b = s[62] ^ s[51] ^ s[38] ^ s[23] ^ s[13] ^ s[0]
-        s.pop(0)
-        s.append(b)
+        b = ((s >> 62) ^ (s >> 51) ^ (s >> 38) ^ (s >> 23) ^ (s >> 13) ^ s) & 1
+        self.s = (s >> 1) | (b << 79)
         return b
 
     def bit(self) -> int:
