@@ -212,10 +212,20 @@ class Prover(ResidentKey):
     # -- the graph -------------------------------------------------------------------
     def graph(self, check: bool = True, where: str = "witness", helper: bool = False) -> Graph:
         """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs.
-        helper: the `helper_units` MSMs are one external node, ``msm_helper``, run by the
-        helper process (`_helper_for` makes it)."""
-        F, g = self.F, Graph("groth16_prove")
-        B = self.bases
+        In the paper's order: H (the quotient's coefficients and Σ h_j·H_j), the witness MSMs
+        A, B1, C and B2, the blinding, the assembly of pi_a, pi_b, pi_c. helper: the
+        `helper_units` MSMs are one external node, ``msm_helper``, run by the helper process
+        (`_helper_for` makes it)."""
+        g = Graph("groth16_prove")
+        self._h_nodes(g)
+        wit = self._witness_nodes(g, helper)
+        self._blinding_nodes(g, wit)
+        self._assembly_nodes(g, wit, check, where)
+        return g
+
+    def _h_nodes(self, g: Graph) -> None:
+        """POLY, the critical path: A·w, B·w, C·w = A·w∘B·w, one batched inverse NTT and one
+        batched coset NTT of the three, p = a·b − c (`r1cs_to_qap`), then Σ p_j·H_j."""
         P = dict(lane="poly", critical=True, kind="poly")
         g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
         g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
@@ -223,11 +233,15 @@ class Prover(ResidentKey):
         g.add("intt_abc", lambda a, b, c: intt(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
         g.add("coset_ntt_abc", lambda x: ntt(x, coset=self.shift), ["intt_abc"], **P)
         g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
-        g.add("msm_h", lambda p: self._msm(B["H"], p, self.G1), ["join_abc"], lane="poly", critical=True,
-              kind="msm")
+        g.add("msm_h", lambda p: self._msm(self.bases["H"], p, self.G1), ["join_abc"], lane="poly",
+              critical=True, kind="msm")
+
+    def _witness_nodes(self, g: Graph, helper: bool) -> list[str]:
+        """Σ w_i·P_i over A, B1, C (G1) and B2 (G2), beside POLY; each node's value is
+        {unit: point}. The helper process's units are one external node, the rest nodes of
+        this process. Returns the nodes."""
+        F, B = self.F, self.bases
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly", priority=2)
-        # the witness MSMs: A, B1, C (G1) and B2 (G2), each node's value {unit: point}; the
-        # helper process's units in one external node, the rest as nodes of this process
         remote = self.helper_units if helper else ()
         local = [u for u in WITNESS_UNITS if u not in remote]
         tables = [u for u in local if u in B]           # tables of their own (not ab1c's sections)
@@ -241,8 +255,7 @@ class Prover(ResidentKey):
         secs = [u for u in ("a", "b1", "c") if u in local and "ab1c" in B]
         if secs:
             wit.append(g.add("msm_ab1c", lambda s: self._ab1c(secs, s), ["scalars"], lane="g1", kind="msm"))
-        # the G2 MSM is the longest side node (2.7 s against ~1.1 s for each G1 one at 2^18 on
-        # 2 CPU workers): started first, the G1 MSMs fill in around it (longest first)
+        # the G2 MSM is the longest side node: started first, the G1 MSMs fill in around it
         for t in tables:
             lane, prio = ("g2", 1) if t == "B2" else ("g1", 0)
             if t in shared:
@@ -253,26 +266,31 @@ class Prover(ResidentKey):
         if remote:
             wit.append(g.add("msm_helper", lambda s: self._helper_run(remote, s), ["scalars"], lane="helper",
                              kind="msm", priority=1, worker="external"))
-        # short (5-30 ms) and needed only at the end, but left to the end by its rank it was
-        # the proof's tail at 2^16 (both workers busy until the last MSM): run early instead
+        return wit
+
+    def _blinding_nodes(self, g: Graph, wit: list[str]) -> None:
+        """r, s and the blinding terms without an MSM (`_blinding`), then s·A + r·B1."""
+        # short and needed only at the end, but left to the end by its rank it became the
+        # proof's tail (every worker busy until the last MSM): run early instead
         g.add("blinding", self._blinding, [], lane="blind", kind="msm", priority=1)
         k = len(wit)
-
-        def units(v) -> dict:
-            return {u: p for d in v for u, p in d.items()}
-        g.add("blind_ab", lambda *v: self._blind_ab(units(v[:k])["a"], units(v[:k])["b1"], v[k]),
+        g.add("blind_ab", lambda *v: self._blind_ab(_units(v[:k])["a"], _units(v[:k])["b1"], v[k]),
               wit + ["blinding"], lane="g1", kind="msm")
+
+    def _assembly_nodes(self, g: Graph, wit: list[str], check: bool, where: str) -> None:
+        """pi_a, pi_b, pi_c (`_assemble`), after the witness check when a .r1cs was given."""
         ins = wit + ["msm_h", "blind_ab", "blinding"]
         if check and self.r1cs_check is not None:
             g.add("check", lambda w: self.r1cs_check.check(w, where), ["w_std"], lane="check",
                   kind="check", priority=10)
             ins.append("check")
+        k = len(wit)
+
         def assemble(*v):
-            u = units(v[:k])
+            u = _units(v[:k])
             h, ab, bl = v[k:k + 3]
             return self._assemble(u["a"], u["B2"], u["c"], h, ab, bl)
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
-        return g
 
     def _msm(self, bases: Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
@@ -354,6 +372,11 @@ class Prover(ResidentKey):
         write_proof(proof_path, proof)
         write_public(public_path, public)
         return proof, public
+
+
+def _units(values) -> dict:
+    """{unit: point} of the witness MSM nodes' values."""
+    return {u: p for d in values for u, p in d.items()}
 
 
 def describe_run(run: RunResult) -> str:
