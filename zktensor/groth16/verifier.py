@@ -94,14 +94,22 @@ def verify(vk, public_signals, proof) -> bool:
     ``public_signals``: ints or decimal strings, or a path to public.json;
     ``proof``: Proof, proof.json's dict, or a path to it.
     """
+    vk_name, pub_name, proof_name = (os.fsdecode(v) if isinstance(v, _PATH) else what for v, what in
+                                     ((vk, "verification key"), (public_signals, "public signals"),
+                                      (proof, "proof")))
+    if isinstance(vk, ZKey) and vk.path:
+        vk_name = vk.path
     vk = as_vk(vk)
     proof = as_proof(proof)
     pub = as_public(public_signals)
     if proof.curve is not None and proof.curve != vk.curve:     # None: rapidsnark's, the key's curve
-        raise ValueError(f"the proof is for {proof.curve}, the verification key for {vk.curve}")
+        raise FormatError(f"{proof_name}: the proof is for {proof.curve}, {vk_name} for {vk.curve}")
     if len(pub) != vk.n_public:
-        raise ValueError(f"{len(pub)} public signals given, the verification key expects {vk.n_public}")
-    check_vk(vk)
+        raise FormatError(f"{pub_name}: {len(pub)} public signals, {vk_name} expects {vk.n_public}")
+    try:
+        check_vk(vk)
+    except FormatError as e:
+        raise FormatError(f"{vk_name}: {e}".replace(f"{vk_name}: verification key: ", f"{vk_name}: ")) from None
 
     curve = vk.curve
     r = r_of(curve)
