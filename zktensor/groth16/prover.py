@@ -48,9 +48,11 @@ w[0] = 1; with a ``.r1cs`` (``r1cs=``) it is checked against every constraint
 (node ``check``, which runs first) and refused with the index of the first
 failing one (``WitnessError``), and no proof is returned. The zkey alone cannot
 name a failing constraint (it holds no C matrix, and snarkjs's C·w := A·w ∘ B·w
-hides a violation from the POLY stage); without a ``.r1cs`` the finished proof is
-verified with the pairing verifier instead and a bad witness refused without an
-index. ``prove(check=False)`` skips both (as snarkjs and rapidsnark do).
+hides a violation from the POLY stage). Every finished proof is then verified with
+the pairing verifier before it is returned: without a ``.r1cs`` a failure refuses
+the witness (or the key) without an index; after a passed ``.r1cs`` check it names
+the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verification,
+``prove(check=False)`` both (as snarkjs and rapidsnark do).
 """
 from __future__ import annotations
 
@@ -71,7 +73,8 @@ from ..runtime.threads import launch_threads, num_threads
 from ..tensor import FieldTensor, stack
 from .formats import FormatError, read_wtns
 from .formats.consistency import check_witness_for_zkey
-from .formats.json_io import Proof, write_proof, write_public
+from .formats.json_io import Proof
+from .outputs import check_outputs, write_proof_pair
 from .formats.wtns import Wtns
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
 from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
@@ -329,12 +332,11 @@ class Prover(ResidentKey):
 
         check: refuse a witness that does not satisfy the circuit. With the .r1cs given to
         the Prover, every constraint is checked before the proof is assembled and the
-        first failing one is named; without it, the finished proof is verified with the
-        pairing verifier (`zktensor.algebra.pairing` on Python ints: ~50 ms on the 2-core
-        CI machine, whatever the circuit's size) and a failing one refused without an index.
-        verify: verify the proof with the pairings even when the .r1cs check ran (None:
-        only as the check without a .r1cs). profile: record per-node time and memory in
-        ``self.last_run``."""
+        first failing one is named. verify: verify the finished proof with the pairing
+        verifier (whatever the circuit's size, one 4-pairing check) and return none that
+        fails (None: as ``check``). A failure after a passed .r1cs check means the key is
+        wrong (FormatError naming it); without the .r1cs, the witness or the key
+        (WitnessError). profile: record per-node time and memory in ``self.last_run``."""
         words, where = self.witness_words(witness)
         w_std = words_to_limbs(words, self.device)
         helper = self._helper_for(workers)
@@ -346,10 +348,15 @@ class Prover(ResidentKey):
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = [int.from_bytes(words[i].astype("<u4").tobytes(), "little") for i in range(1, self.n_public + 1)]
         if verify is None:
-            verify = check and self.r1cs_check is None
+            verify = check
         if verify and not self.verify(proof, public):
-            raise WitnessError(f"{where}: the proof does not verify, so the witness does not satisfy "
-                               "the circuit (give the .r1cs to name the failing constraint)")
+            if check and self.r1cs_check is not None:
+                raise FormatError(f"{self.path or 'the proving key'}: the proof does not verify although "
+                                  f"{where} satisfies {self.r1cs_check.path}: the proving key is wrong "
+                                  "(corrupt, or not this circuit's key); no proof written")
+            raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the "
+                               f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
+                               "(give the .r1cs to tell which); no proof written")
         return proof, public
 
     def _default_workers(self, g: Graph) -> int:
@@ -363,14 +370,20 @@ class Prover(ResidentKey):
 
     def verify(self, proof: Proof, public) -> bool:
         from .verifier import verify
-        return verify(self.zkey, public, proof)
+        try:
+            return verify(self.zkey, public, proof)
+        except FormatError as e:        # the key's own points: name the .zkey, not "verification key"
+            name = self.path or "the proving key"
+            raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
 
     def prove_to_files(self, witness, proof_path, public_path, **kw) -> tuple[Proof, list[int]]:
-        """Prove and write proof.json and public.json as snarkjs does (each atomically;
-        nothing is written when proving fails)."""
+        """Prove and write proof.json and public.json as snarkjs does, as one pair
+        (`outputs.write_proof_pair`: the old pair or the new one, never a mix); the paths
+        are checked before any work, and nothing is written when proving fails."""
+        check_outputs([proof_path, public_path], inputs=[self.path, witness if isinstance(witness, PATH) else None],
+                      what=["proof", "public signals"])
         proof, public = self.prove(witness, **kw)
-        write_proof(proof_path, proof)
-        write_public(public_path, public)
+        write_proof_pair(proof_path, public_path, proof, public)
         return proof, public
 
 
