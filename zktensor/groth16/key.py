@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -109,6 +109,10 @@ class Bases:
     offsets: tuple
     prepared: object | None
 
+def _offsets(sizes) -> tuple:
+    return tuple(int(o) for o in np.cumsum((0,) + tuple(sizes)[:-1]))
+
+
 class ResidentKey:
     """A proving key loaded once and kept resident on ``device``.
 
@@ -117,11 +121,15 @@ class ResidentKey:
     msm_config: MSMConfig for the MSMs (window, chunks, ...; default: per table,
     zt.config(msm=...), else the tuning cache (`zktensor autotune`), else the cost model).
     checkpoint: the checkpoint interval M of every table (default: the MSM config's
-    (tuned), else `auto_checkpoints`). verbose: print each load step's time.
+    (tuned), else `auto_checkpoints`). verbose: print each load step's time. table_cache:
+    map the tables from the on-disk cache, or prepare and store them there (`table_cache`;
+    default: on unless ZKTENSOR_TABLE_CACHE=off; only for a key given as a path).
+    ``tables_from`` says which ("mapped" or "built"); ``validated`` is what the cache entry
+    records of the key's validation.
     """
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
-                 checkpoint: int | None = None, verbose: bool = False):
+                 checkpoint: int | None = None, verbose: bool = False, table_cache: bool | None = None):
         t0 = time.perf_counter()
         self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
         z = self.zkey
@@ -163,8 +171,7 @@ class ResidentKey:
         self.checkpoints = ({name: checkpoint for name, _, _ in tables} if checkpoint is not None else
                             auto_checkpoints({name: (G, sum(map(len, secs)), max(map(len, secs)))
                                               for name, secs, G in tables}, self.device))
-        for name, secs, G in tables:
-            self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
+        self._load_tables(zkey if isinstance(zkey, PATH) else None, tables, timed, table_cache)
         d = self.device
         self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
         self.beta_1 = self.G1.tensor(z.beta_1, device=d)
@@ -177,9 +184,52 @@ class ResidentKey:
         self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
         self.load_s = time.perf_counter() - t0
 
+    def _load_tables(self, path, tables, timed, use_cache) -> None:
+        """The MSM tables: mapped from the on-disk table cache (`table_cache`) when the key came
+        as a path whose tables are there, else prepared (and then stored there)."""
+        from . import table_cache
+        from .key_check import is_current, validate_zkey
+        self.tables_from, self.validated = "built", {}
+
+        def validate():        # once per key content: the stamp travels with the cached tables
+            if not is_current(self.validated.get("zkey_check")):
+                self.validated["zkey_check"] = timed("validate", lambda: validate_zkey(
+                    self.zkey, on_curve_checked=True))     # the points were decoded with check=True
+        specs = {name: self._table_spec(name, secs, G) for name, secs, G in tables}
+        digest = None
+        if path is not None and self.device.type == "cpu" and (table_cache.enabled() if use_cache is None else use_cache):
+            digest = timed("zkey_sha256", lambda: table_cache.file_digest(path))
+            got = timed("table_cache", lambda: table_cache.load(digest, specs, self.device))
+            if got is not None:
+                prepared, self.validated = got
+                for name, secs, _ in tables:
+                    sizes = tuple(len(sec) for sec in secs)
+                    self.bases[name] = Bases(name, sizes, _offsets(sizes), prepared[name])
+                self.tables_from = "mapped"
+                validate()
+                return
+        for name, secs, G in tables:
+            self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
+        validate()
+        if digest is not None:
+            timed("table_store", lambda: table_cache.store(
+                digest, specs, {n: b.prepared for n, b in self.bases.items()}, self.device, self.validated))
+
+    def _table_spec(self, name, secs, G) -> dict:
+        """What a table depends on besides the key's bytes (the table cache's key)."""
+        cfg, checkpoint = self._table_config(name, secs, G)
+        return {"group": G.name, "sizes": [len(sec) for sec in secs], "config": asdict(cfg),
+                "checkpoint": checkpoint}
+
+    def _table_config(self, name, secs, G):
+        k = max(len(sec) for sec in secs)          # scalars an MSM: the window is chosen for those
+        cfg = msm_config_for(G, k, self.device, prepared=True) if self._tuned_msm else self.msm_config
+        checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
+        return cfg, checkpoint
+
     def _prepare(self, name, secs, G) -> Bases:
         sizes = tuple(len(sec) for sec in secs)
-        offsets = tuple(int(o) for o in np.cumsum((0,) + sizes[:-1]))
+        offsets = _offsets(sizes)
         if not sum(sizes):
             return Bases(name, sizes, offsets, None)
         parts = []
@@ -190,10 +240,8 @@ class ResidentKey:
             except ValueError as e:
                 raise FormatError(f"{self.path}: {sec.name}: {e}") from None
         P = parts[0] if len(parts) == 1 else cat_points(parts)
-        k = max(sizes)          # scalars an MSM: the window is chosen for those
-        cfg = msm_config_for(G, k, self.device, prepared=True) if self._tuned_msm else self.msm_config
-        checkpoint = self.checkpoints[name] if cfg.checkpoint is None or self._checkpoint_given else cfg.checkpoint
-        return Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=k))
+        cfg, checkpoint = self._table_config(name, secs, G)
+        return Bases(name, sizes, offsets, msm_prepare(P, checkpoint=checkpoint, config=cfg, n_hint=max(sizes)))
 
     @property
     def shared_plan(self) -> tuple:

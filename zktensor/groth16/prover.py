@@ -85,7 +85,7 @@ HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`P
 class Prover(ResidentKey):
     """A proving key loaded once and kept resident (`key.ResidentKey`); ``prove`` takes witnesses.
 
-    zkey, r1cs, device, msm_config, checkpoint, verbose: as `ResidentKey`'s (the .r1cs
+    zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache: as `ResidentKey`'s (the .r1cs
     enables the witness check, see the module docstring). workers: scheduler threads
     (default: one per lane on a GPU, the CPU count (at most 4) on a CPU, less one for the
     helper). helper: run the `helper_units` MSMs in a forked helper process
@@ -95,7 +95,7 @@ class Prover(ResidentKey):
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
                  checkpoint: int | None = None, workers: int | None = None, helper: bool | None = None,
-                 verbose: bool = False):
+                 verbose: bool = False, table_cache: bool | None = None):
         dev = torch.device(device) if device is not None else default_device()
         if helper and dev.type != "cpu":
             raise ValueError("helper=True: the MSM helper process serves CPU provers only")
@@ -105,7 +105,7 @@ class Prover(ResidentKey):
         self._helper_lost = False
         self.last_run: RunResult | None = None
         super().__init__(zkey, r1cs=r1cs, device=dev, msm_config=msm_config, checkpoint=checkpoint,
-                         verbose=verbose)
+                         verbose=verbose, table_cache=table_cache)
 
     # -- the witness MSMs --------------------------------------------------------------
     def _ab1c(self, secs, s) -> dict:

@@ -10,22 +10,11 @@ in use is never evicted, and the newest key stays even alone over the budget.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-
-
-def file_digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(16 << 20)
-            if not b:
-                return h.hexdigest()
-            h.update(b)
 
 
 class _Digests:
@@ -42,6 +31,7 @@ class _Digests:
             got = self._memo.get(path)
         if got and got[0] == sig:
             return got[1]
+        from ..groth16.table_cache import file_digest
         d = file_digest(path)
         with self._lock:
             self._memo[path] = (sig, d)

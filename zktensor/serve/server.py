@@ -114,7 +114,7 @@ class Service:
         from ..groth16.key import PLAIN
         from ..groth16.prover import Prover
         prover = Prover(path, device=self.device, checkpoint=PLAIN if self.plain else None)
-        return prover, getattr(prover, "tables_from", "built")
+        return prover, prover.tables_from
 
     def status(self) -> dict:
         now = time.monotonic()

@@ -1,0 +1,243 @@
+"""An on-disk cache of a proving key's prepared MSM tables, memory-mapped on later loads.
+
+Preparing a key's bases (decoding and checking every point, the GZKP doublings, the
+table layout the MSM reads) is most of loading a key; its result depends only on the
+.zkey's bytes, the tables' specs (group, sizes, MSM config, checkpoint) and the code
+that lays tables out. So the tables are written once, under
+
+    <cache root>/tables/<key>/          key = sha256(.zkey sha256, layout fingerprint, specs, device kind)
+        meta.json                       every table's scalar attributes, its tensors' files,
+                                        dtypes, shapes and crc32 per 64 MiB
+        <table>.<attr>.bin              one tensor's bytes
+
+and later loads map the files (copy-on-write: nothing writes the tables, so the pages
+stay the page cache's, shared by every process proving with the key). The layout
+fingerprint hashes LAYOUT_VERSION and the source of the MSM modules that decide the
+layout, so a change there misses instead of handing the MSM a table it does not
+expect. Every file is checked against meta.json's sizes and crc32 before it is used;
+an entry that fails (truncated, flipped bits, unreadable meta) is reported on stderr,
+removed and rebuilt. Entries are written to a temporary directory and renamed into
+place: a reader never sees half of one.
+
+``ZKTENSOR_TABLE_CACHE=off`` turns the cache off. The tables the cache holds were
+decoded and checked (on the curve) when they were built; `meta.json`'s ``validated``
+records that, with anything else a validation step adds, so a mapped key is not
+checked again.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+LAYOUT_VERSION = 1
+CHUNK = 64 << 20
+_PKG = Path(__file__).resolve().parent.parent
+_LAYOUT_SOURCES = ("ops/msm.py", "ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
+                   "groth16/table_cache.py")
+_DTYPES = {torch.int32: "<i4", torch.bool: "|b1", torch.int64: "<i8", torch.uint8: "|u1"}
+
+
+class CacheCorrupt(ValueError):
+    pass
+
+
+def enabled() -> bool:
+    return os.environ.get("ZKTENSOR_TABLE_CACHE", "on").lower() not in ("off", "0", "no")
+
+
+def cache_dir() -> Path:
+    from ..runtime.cache import cache_root
+    return cache_root() / "tables"
+
+
+@functools.lru_cache(maxsize=1)
+def layout_fingerprint() -> str:
+    h = hashlib.sha256(f"layout {LAYOUT_VERSION}".encode())
+    for rel in _LAYOUT_SOURCES:
+        p = _PKG / rel
+        for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.exists() else []):
+            h.update(str(f.relative_to(_PKG)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def entry_key(zkey_digest: str, specs: dict, device) -> str:
+    text = json.dumps([zkey_digest, layout_fingerprint(), specs, torch.device(device).type], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def file_digest(path) -> str:
+    """sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(16 << 20)
+            if not b:
+                return h.hexdigest()
+            h.update(b)
+
+
+# -- MSMBases <-> files --------------------------------------------------------------------------
+
+
+def _split(bases) -> tuple[dict, dict]:
+    """An MSMBases' attributes as (JSON-able scalars, tensors); ValueError for an attribute
+    of a kind this cache does not know (a new one: better a miss than a wrong table)."""
+    from ..ops.msm import MSMConfig
+    scalars, tensors = {}, {}
+    for k, v in vars(bases).items():
+        if isinstance(v, torch.Tensor):
+            if v.dtype not in _DTYPES:
+                raise ValueError(f"MSMBases.{k}: dtype {v.dtype}")
+            tensors[k] = v
+        elif isinstance(v, MSMConfig):
+            scalars[k] = {"MSMConfig": asdict(v)}
+        elif k == "G":
+            scalars[k] = {"group": v.name}
+        elif isinstance(v, torch.device):
+            scalars[k] = {"device": str(v)}
+        elif v is None or isinstance(v, (bool, int, str, float)):
+            scalars[k] = v if not isinstance(v, int) or isinstance(v, bool) else {"int": str(v)}
+        else:
+            raise ValueError(f"MSMBases.{k}: {type(v).__name__}")
+    return scalars, tensors
+
+
+def _scalar(v, device):
+    from ..ops.msm import MSMConfig
+    from ..points import group
+    if isinstance(v, dict):
+        if "MSMConfig" in v:
+            return MSMConfig(**v["MSMConfig"])
+        if "group" in v:
+            return group(v["group"])
+        if "device" in v:
+            return torch.device(device)
+        if "int" in v:
+            return int(v["int"])
+    return v
+
+
+def _crcs(mm) -> list[int]:
+    """crc32 of every CHUNK bytes (zlib drops the GIL: the chunks go two at a time)."""
+    view = memoryview(mm).cast("B")
+    parts = [view[i:i + CHUNK] for i in range(0, len(view), CHUNK)] or [view]
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as ex:
+        return list(ex.map(zlib.crc32, parts))
+
+
+def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict | None = None) -> Path | None:
+    """Write `tables` ({name: MSMBases or None}) as the entry for (zkey, specs); its path, or
+    None when a table has an attribute this cache cannot store."""
+    key = entry_key(zkey_digest, specs, device)
+    root = cache_dir()
+    final = root / key
+    if (final / "meta.json").exists():
+        return final
+    try:
+        parts = {name: (_split(b) if b is not None else None) for name, b in tables.items()}
+    except ValueError as e:
+        print(f"zktensor: table cache: not stored ({e})", file=sys.stderr)
+        return None
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
+    try:
+        meta = {"zkey_sha256": zkey_digest, "layout": layout_fingerprint(), "specs": specs,
+                "validated": validated or {}, "tables": {}}
+        for name, part in parts.items():
+            if part is None:
+                meta["tables"][name] = None
+                continue
+            scalars, tensors = part
+            files = {}
+            for attr, t in tensors.items():
+                a = np.ascontiguousarray(t.detach().cpu().numpy())
+                fname = f"{name}.{attr}.bin"
+                a.tofile(tmp / fname)
+                files[attr] = {"file": fname, "dtype": _DTYPES[t.dtype], "shape": list(a.shape),
+                               "bytes": a.nbytes, "crc32": _crcs(a) if a.nbytes else []}
+            meta["tables"][name] = {"scalars": scalars, "tensors": files}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        try:
+            os.rename(tmp, final)
+        except OSError:             # another process published it first: keep theirs
+            if not (final / "meta.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _prune(root, zkey_digest, keep=key)
+    return final
+
+
+def _prune(root: Path, zkey_digest: str, keep: str) -> None:
+    """Remove the key's entries for other layouts or specs: a new entry supersedes them."""
+    for d in root.iterdir():
+        if d.name == keep or d.name.startswith("."):
+            continue
+        try:
+            if json.loads((d / "meta.json").read_text()).get("zkey_sha256") == zkey_digest:
+                shutil.rmtree(d, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
+def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
+    """({name: MSMBases or None}, validated) from the entry for (zkey, specs), mapped; None on
+    a miss. A corrupt entry is reported, removed, and a miss."""
+    key = entry_key(zkey_digest, specs, device)
+    d = cache_dir() / key
+    if not (d / "meta.json").exists():
+        return None
+    try:
+        return _load(d, zkey_digest, specs, device)
+    except (CacheCorrupt, OSError, ValueError, KeyError, TypeError) as e:
+        print(f"zktensor: table cache entry {d} is corrupt ({e}); rebuilding it", file=sys.stderr)
+        shutil.rmtree(d, ignore_errors=True)
+        return None
+
+
+def _load(d: Path, zkey_digest: str, specs: dict, device):
+    from ..ops.msm import MSMBases
+    meta = json.loads((d / "meta.json").read_text())
+    if meta.get("zkey_sha256") != zkey_digest or meta.get("layout") != layout_fingerprint() or \
+            meta.get("specs") != json.loads(json.dumps(specs)):
+        raise CacheCorrupt("its meta.json names another key, layout or specs")
+    dev = torch.device(device)
+    out = {}
+    for name, t in meta["tables"].items():
+        if t is None:
+            out[name] = None
+            continue
+        b = MSMBases.__new__(MSMBases)
+        for k, v in t["scalars"].items():
+            setattr(b, k, _scalar(v, dev))
+        for attr, f in t["tensors"].items():
+            path = d / f["file"]
+            size = os.path.getsize(path)
+            if size != f["bytes"]:
+                raise CacheCorrupt(f"{f['file']}: {size} bytes, meta.json says {f['bytes']}")
+            if size:
+                a = np.memmap(path, dtype=np.dtype(f["dtype"]), mode="c", shape=tuple(f["shape"]))
+                if _crcs(a) != f["crc32"]:
+                    raise CacheCorrupt(f"{f['file']}: checksum mismatch")
+            else:
+                a = np.zeros(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
+            tensor = torch.from_numpy(a)
+            setattr(b, attr, tensor if dev.type == "cpu" else tensor.to(dev))
+        out[name] = b
+    return out, meta.get("validated", {})
