@@ -5,9 +5,10 @@
     a, b = F.random(1024), F.random(1024)
     c = a * b - a.square()
 
-The names below load on first use: importing zktensor (and running ``zktensor
-verify``, which needs no tensors) does not import PyTorch, ~2.5 s of a process's
-start on the 2-core CI machine.
+The names below load on first use (PEP 562 ``__getattr__``): importing zktensor does
+not import PyTorch or numpy, so ``zktensor verify`` and the thin client of ``zktensor
+prove`` (`zktensor.serve.client`) start without them; tests/serve checks the client's
+import list.
 """
 import importlib
 
