@@ -3,8 +3,8 @@ from pathlib import Path
 
 from setuptools import find_packages, setup
 
-# One home for the version: zktensor/__init__.py (the tuning cache keys on it too).
-VERSION = re.search(r'^__version__ = "([^"]+)"', (Path(__file__).parent / "zktensor" / "__init__.py").read_text(),
+# One home for the version: zktensor/version.py (the tuning cache keys on it too).
+VERSION = re.search(r'^__version__ = "([^"]+)"', (Path(__file__).parent / "zktensor" / "version.py").read_text(),
                     re.M)[1]
 
 setup(
@@ -21,8 +21,8 @@ setup(
                                      "public.json", "verification_key.json"]},
     python_requires=">=3.10",
     # Lower bounds are the releases the project is tested with, where an older one is
-    # known or likely to break it. Triton's upper bound: kernels/aot.py and
-    # kernels/triton_passes.py use its compiler internals (ASTSource, GPUTarget, the
+    # known or likely to break it. Triton's upper bound: runtime/aot.py and
+    # runtime/triton_passes.py use its compiler internals (ASTSource, GPUTarget, the
     # pass list), which change between minor releases. torch-mlir publishes dated
     # snapshots of the MLIR Python bindings (the IRDL dialect, the ExecutionEngine).
     install_requires=[
