@@ -1,0 +1,36 @@
+"""runtime.target: which strategy and target a computation uses; int64 on Triton in one place."""
+import pytest
+
+import zktensor as zt
+from zktensor.ir.program import trace
+from zktensor.algebra import field
+from zktensor.passes import compile_program
+from zktensor.runtime.target import STRATEGIES, check, choose
+
+
+def test_defaults_and_order(monkeypatch):
+    monkeypatch.delenv("ZKTENSOR_STRATEGY", raising=False)
+    monkeypatch.delenv("ZKTENSOR_TARGET", raising=False)
+    assert choose("cuda") == ("int32", "triton")
+    assert choose("cpu")[1] == "cpu" and choose("cpu")[0] in ("fp64", "int64")
+    monkeypatch.setenv("ZKTENSOR_STRATEGY", "fp64")
+    assert choose("cuda")[0] == "fp64"
+    with zt.config(strategy="int32"):                 # zt.config over the environment
+        assert choose("cpu") == ("int32", "cpu")
+        assert choose("cpu", strategy="int64") == ("int64", "cpu")      # the argument over both
+    with pytest.raises(ValueError, match="CPU target runs on CPU tensors"):
+        choose("cuda", target="cpu")
+
+
+def test_int64_on_triton(monkeypatch, tmp_path):
+    """Asked without naming the target (environment, zt.config), int64 takes Triton's nearest,
+    int32; the compiler, told both, refuses the pair with one line naming what Triton takes."""
+    monkeypatch.setenv("ZKTENSOR_STRATEGY", "int64")
+    assert choose("cuda") == ("int32", "triton")
+    assert choose("cpu", target="triton") == ("int32", "triton")
+    assert "int64" not in STRATEGIES["triton"] and "int64" in STRATEGIES["cpu"]
+    check("int64", "cpu")
+    with pytest.raises(ValueError, match="'int64' does not compile for the triton target; it takes 'int32' or 'fp64'"):
+        check("int64", "triton")
+    with pytest.raises(ValueError, match="does not compile for the triton target"):
+        compile_program(trace(lambda a: a * a, field("bn254.fr"), 1), "int64", "triton", str(tmp_path))
