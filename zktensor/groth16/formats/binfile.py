@@ -181,7 +181,12 @@ def write_binfile(path, magic: bytes, version: int, sections) -> None:
     """Write a container atomically. ``sections``: (id, payload) pairs in file order; a
     payload is bytes-like or a list of bytes-like chunks."""
     from ...runtime.atomic import atomic_write
+    from ..outputs import OutputError, check_output
 
-    with atomic_write(path, "wb") as f:
-        for chunk in encode_binfile(magic, version, sections):
-            f.write(chunk)
+    name = check_output(path)         # errors name the user's path, never the temporary file
+    try:
+        with atomic_write(name, "wb") as f:
+            for chunk in encode_binfile(magic, version, sections):
+                f.write(chunk)
+    except OSError as e:
+        raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None

@@ -75,9 +75,14 @@ def _str(s: str) -> str:
 
 def write_json(path, obj) -> None:
     """Write ``obj`` in snarkjs's layout, atomically."""
+    from ..outputs import OutputError, check_output
     text = dumps(obj)
-    with atomic_write(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    name = check_output(path)         # errors name the user's path, never the temporary file
+    try:
+        with atomic_write(name, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
 
 
 MAX_JSON_BYTES = int(os.environ.get("ZKTENSOR_MAX_JSON_BYTES", 256 << 20))
