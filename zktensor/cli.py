@@ -19,8 +19,8 @@ every proof before writing it (``--no-verify``: not).
 
 Subcommands are the entries of ``COMMANDS``: name -> ``Command(help, configure,
 run)``, where ``configure(parser)`` adds the arguments and ``run(args)`` returns the
-exit status. Another module adds one with ``register(...)`` (``bench``,
-``autotune``); modules named in ``LAZY`` are imported only when their command is
+exit status. Another module adds one with ``register(...)`` (``autotune``,
+``zkml``); modules named in ``LAZY`` are imported only when their command is
 used, so ``zktensor verify`` does not load the compiler.
 """
 from __future__ import annotations
@@ -47,7 +47,6 @@ COMMANDS: dict[str, Command] = {}
 # register(name, ...) when imported. Kept here so `zktensor --help` lists them
 # without importing anything heavy.
 LAZY: dict[str, tuple[str, str]] = {
-    "bench": ("zktensor.bench_cli", "run the benchmarks (bench/)"),
     "autotune": ("zktensor.tune.cli", "tune kernel parameters for this device"),
     "zkml": ("zktensor.zkml.cli", "compile a PyTorch model (torch.export .pt2) to a circuit and witness"),
 }
@@ -294,6 +293,6 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     # `python -m zktensor.cli`: run the importable module's main, the one that lazily
-    # loaded commands (bench, autotune) register into, not this __main__ copy
+    # loaded commands (autotune, zkml) register into, not this __main__ copy
     from zktensor.cli import main as _main
     sys.exit(_main())
