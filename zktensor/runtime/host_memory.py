@@ -5,20 +5,18 @@ up to 32 MiB) by a fresh mmap and unmaps it on free. The CPU target's
 tensor programs allocate large temporaries at every step (an MSM tree level's
 gathered operands, its next table, the inversion's prefix products: tens of
 MiB each at 2^16 points), so each step paid a page fault per 4 KiB page and the
-kernel's zeroing of it: the batch-affine addition kernels of a 2^16-point
-BN254 MSM spent 155 ms where the same launches on warm memory take 46 ms
-(2 threads, measured 2026-11-21). Raising the mmap threshold and the trim
-threshold lets freed blocks stay in the heap and be handed out again warm.
+kernel's zeroing of it, which cost the MSM's addition kernels several times their
+time on warm memory. Raising the mmap threshold and the trim threshold lets freed
+blocks stay in the heap and be handed out again warm.
 
 Threads other than the main one get arenas of their own, whose heaps are at most
 64 MiB: a larger block cannot come from them and is mmapped, whatever the
 threshold, and unmapped on free. The Groth16 graph runs its nodes on worker
 threads, and at 2^18 constraints an MSM's temporaries are hundreds of MiB, so
-every proof faulted in ~600 MiB of fresh pages (150-340 thousand minor faults a
-2^18 bench proof; 1.77-2.09 s). One arena for all threads (M_ARENA_MAX = 1)
-lets them reuse the main heap's warm blocks: ~150 faults a proof, 1.71-1.76 s
-(2026-11-22, 2-core VM, helper process). The arenas' lock is taken per malloc,
-and our allocations are few and large.
+every proof faulted in hundreds of MiB of fresh pages. One arena for all threads
+(M_ARENA_MAX = 1) lets them reuse the main heap's warm blocks, and the faults of a
+proof fall from hundreds of thousands to hundreds. The arenas' lock is taken per
+malloc, and our allocations are few and large.
 
 The cost is that a process keeps its peak heap after a large computation
 (which a prover, run again and again, wants anyway). `ZKTENSOR_MALLOC=system`
@@ -55,7 +53,7 @@ def keep_freed_memory() -> bool:
         if os.environ.get("ZKTENSOR_MALLOC", "keep") != "system":
             try:
                 try:
-                    libc = ctypes.CDLL("libc.so.6")      # find_library runs ldconfig: ~3 ms
+                    libc = ctypes.CDLL("libc.so.6")      # find_library spawns ldconfig
                 except OSError:
                     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
                 mallopt = libc.mallopt

@@ -6,9 +6,8 @@ the square of the kernel's size. For the kernels limbs-to-triton generates (one
 element per thread, a 32-bit load per limb) it decides nothing: the sm_90a SASS
 of a four-multiplication BN254 chain, of the MSM tree kernel and of the BN254
 G1 addition is instruction-for-instruction the same with and without it, while
-compile time falls 3-20x (measured 2026-11-21: MNT4-753 multiplication 550 s
--> 26 s, BN254 G1 complete addition ~420 s -> 25 s, 4-multiplication chain
-54 s -> 8 s). The NTT pass kernel (2-D tiles, shared memory) keeps the pass:
+compile time falls by a large factor, most for the largest kernels (MNT4-753
+multiplication, complete point additions). The NTT pass kernel (2-D tiles, shared memory) keeps the pass:
 there it changes the code and costs little.
 
 Only compilations inside a `skip_coalesce()` block (our own elementwise and
