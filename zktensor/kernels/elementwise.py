@@ -55,7 +55,7 @@ def _operand_2d(t: torch.Tensor, batch: tuple[int, ...]):
     the last batch dim is the column, the others collapse into rows."""
     if len(batch) == 1 and t.dim() == 2 and t.shape[1] == batch[0]:
         ls, is_ = t.stride()          # the common case (a point kernel's (L, m) views), without
-        return t, ls, 0, is_          # the reshape/expand that cost ~4 us an operand
+        return t, ls, 0, is_          # the reshape/expand, a cost paid per operand per launch
     extra = len(batch) - (t.dim() - 1)
     t = t.reshape((t.shape[0],) + (1,) * extra + tuple(t.shape[1:])).expand((t.shape[0],) + batch)
     if len(batch) <= 1:
@@ -165,7 +165,7 @@ class CompiledProgram:
         columns of all jobs, cut into equal shares, each share one task that calls the
         kernel on its pieces (the MSM's rank-major tree level is dozens of column ranges,
         many too small to split alone: launched one by one they ran mostly on one thread;
-        addresses spare the caller a view per operand, ~2 us each). Elsewhere the jobs run
+        addresses spare the caller a tensor view per operand). Elsewhere the jobs run
         one after another."""
         jobs = [j for j in jobs if j[2]]
         if self.target != "cpu" or len(self._calls) != 1:
@@ -316,15 +316,14 @@ class CompiledProgram:
             f.result()
 
 
-SPLIT_FROM = 1024     # elements from which a launch may be shared by threads (a point-kernel
-                      # element costs ~0.3 us: 1280 lanes of the MSM's lane step ran 370 us on
-                      # one thread); below, a thread hand-off costs more than it saves
+SPLIT_FROM = 1024     # elements from which a launch may be shared by threads; below, a
+                      # thread hand-off costs more than it saves even for point kernels
 SPLIT_WORK = 300e-6   # and only when its one-thread time, from the kernel's measured cost per
-                      # element, is at least this: waking a pool thread took ~100 us on the
-                      # 2-core VM, and batch-inversion kernels (~3 products an element) lost
-                      # 1 ms of a 4096-value inversion to splits at 1024 elements
+                      # element, is at least this: several times what waking a pool thread
+                      # costs, so that cheap kernels (batch inversion's, ~3 products an
+                      # element) are not split at sizes where that cost dominates
 COST_FROM = 512       # elements from which a one-thread launch is timed for that cost (below,
-                      # the call's fixed ~10 us would dominate the measure)
+                      # the call's fixed overhead would dominate the measure)
 SPLIT_ALIGN = 8       # column shares are whole vectors (8 lanes)
 
 

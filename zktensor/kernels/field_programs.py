@@ -83,10 +83,10 @@ FEW = 64      # values up to which inverses are taken on the host (`invert_few`)
 
 def invert_few(F, data: torch.Tensor) -> torch.Tensor:
     """Inverses of a few Montgomery-form values (L, m) on the host, zero for zero (what
-    x^(p-2) gives): Montgomery's trick on Python ints, so one modular inverse (~10 us at
-    254 bits) and 3 products per value. The compiled x^(p-2) is ~380 dependent products
-    in one lane: 2.3 ms a launch on the CPU target, and this is the top of every batch
-    inversion (each tree level and halving step of the MSM has one)."""
+    x^(p-2) gives): Montgomery's trick on Python ints, so one modular inverse and 3
+    products per value. The compiled x^(p-2) is ~380 dependent products in one lane,
+    slow for a launch that is the top of every batch inversion (each tree level and
+    halving step of the MSM has one)."""
     p, R2 = F.params.p, F.params.R2          # (x·R)^-1 · R^2 = x^-1 · R
     L, m = data.shape
     raw = np.ascontiguousarray(data.cpu().numpy().view(np.uint32).T).tobytes()     # (m, L) words

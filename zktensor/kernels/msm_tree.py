@@ -251,11 +251,9 @@ gather's; with `cpu_gather`'s vector gathers it pays for plain tables (M = W) to
 def point_major(t: torch.Tensor) -> torch.Tensor | None:
     """t (C, m) as a contiguous (m, C) copy, for `take_cols(rows=)`; None where it does not
     pay: off the CPU (index_select needs no help) and while one row of t (m words) fits in
-    cache, so that the row-by-row gather's reads hit. Diagnostic A/Bs on the 2-core VM,
-    2 threads: BN254 G1 2^20 points (8 MiB rows) gathers 1.04 s against 1.31 s (MSM 3.18 s
-    against 3.90 s); 2^14 to 2^18 (rows up to 2 MiB) no difference beyond the noise; BN254
-    G2 2^18 (2 MiB rows, 32 of them) 1.26 s against 1.15 s, slower. (`MSMBases` builds its
-    tables point-major itself, by `PREPARED_POINT_MAJOR_FROM`.)"""
+    cache, so that the row-by-row gather's reads hit (below `POINT_MAJOR_FROM` the copy
+    costs what it saves). (`MSMBases` builds its tables point-major itself, by
+    `PREPARED_POINT_MAJOR_FROM`.)"""
     if t.device.type != "cpu" or t.shape[-1] * t.element_size() < POINT_MAJOR_FROM:
         return None
     out = torch.empty((t.shape[1], t.shape[0]), dtype=t.dtype)
