@@ -248,7 +248,7 @@ class ResidentKey:
         """The witness MSMs (A, B1, C in G1, B2 in G2; C's bases after identities for the
         public wires) whose bases have one geometry under the config a proof would run
         with now: one `msm_plan` (digits, sort, bucket layout) serves them all, where each
-        made its own (~0.1 s of work each at 2^18 wires on one core)."""
+        made its own."""
         return self._plan_group([t for t in WITNESS_UNITS if t in self.bases])
 
     def _plan_group(self, names) -> tuple:

@@ -136,10 +136,9 @@ class Prover(ResidentKey):
     # -- the helper process -------------------------------------------------------------
     @property
     def helper_units(self) -> tuple:
-        """The witness MSMs the helper process runs: B2 (the longest, ~2.7 G1 MSMs of work)
-        and C, against the H MSM, POLY and A, B1 here (measured 2^16 bench proof, one
-        thread each, one after the other: H 170 ms, POLY 50, A 116, B1 115 against B2 316,
-        C 107)."""
+        """The witness MSMs the helper process runs: B2 (a G2 MSM, the longest, a few G1
+        MSMs of work) and C, against the H MSM, POLY and A, B1 here: the split that gives
+        the two processes about equal work."""
         return HELPER_UNITS
 
     def _helper_for(self, workers: int | None):
@@ -312,7 +311,7 @@ class Prover(ResidentKey):
     def _blind_ab(self, A, B1, bl) -> PointTensor:
         """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs: two
         points, so on Python ints (Straus, `algebra.curves.lincomb`), where the tensor
-        double-and-add was ~250 launches: 21-85 ms at the end of a 2^16 proof on the 2-core VM."""
+        double-and-add was ~250 launches, all on the proof's critical path at its end."""
         a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
         return self.G1.tensor(lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)]), device=self.device)
 

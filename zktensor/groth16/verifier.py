@@ -4,7 +4,7 @@ vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (``curves.lincomb``
 shared double-and-add in Jacobian coordinates, Python ints). The check runs as
 e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: four Miller loops sharing
 their squarings and a single final exponentiation, with the pure-Python tower
-pairing of ``zktensor.algebra.pairing`` (~30 ms; py_ecc's took ~1 s). Neither
+pairing of ``zktensor.algebra.pairing`` (py_ecc's was far slower). Neither
 imports py_ecc nor torch.
 
 What raises and what returns False:
