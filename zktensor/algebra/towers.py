@@ -45,7 +45,7 @@ def fq_sqrt(a: int, p: int) -> int | None:
     if p % 4 == 3:
         s = pow(a, (p + 1) // 4, p)
     else:
-        from sympy.ntheory import sqrt_mod      # imported only here: sympy costs 0.5 s to load
+        from sympy.ntheory import sqrt_mod      # imported only here: sympy is slow to import
         s = sqrt_mod(a, p)
     assert s * s % p == a
     return s
