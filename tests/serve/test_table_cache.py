@@ -1,0 +1,87 @@
+"""The on-disk table cache: a second load maps what the first built; a corrupt or truncated
+entry is reported, never used, and rebuilt. Proofs from mapped tables verify."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import DEMO
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    from zktensor.groth16 import table_cache
+    monkeypatch.setattr(table_cache, "cache_dir", lambda: tmp_path / "tables")
+    return tmp_path / "tables"
+
+
+def load():
+    from zktensor.groth16.prover import Prover
+    return Prover(str(DEMO / "demo.zkey"), r1cs=str(DEMO / "demo.r1cs"), device="cpu", helper=False)
+
+
+def proves(p) -> bool:
+    from zktensor.groth16.verifier import verify
+    proof, public = p.prove(str(DEMO / "demo.wtns"))
+    return verify(str(DEMO / "verification_key.json"), public, proof)
+
+
+def entry(cache):
+    (d,) = [d for d in cache.iterdir() if not d.name.startswith(".")]
+    return d
+
+
+def test_mapped_tables_equal_built_ones_and_prove(cache):
+    import torch
+    built = load()
+    assert built.tables_from == "built" and built.validated.get("zkey_check")
+    mapped = load()
+    assert mapped.tables_from == "mapped" and mapped.validated == built.validated
+    assert "validate" not in mapped.load_times                  # the stamp came with the tables
+    for name, b in built.bases.items():
+        m = mapped.bases[name]
+        assert (b.prepared is None) == (m.prepared is None)
+        if b.prepared is not None:
+            for attr, v in vars(b.prepared).items():
+                w = getattr(m.prepared, attr)
+                assert torch.equal(v, w) if isinstance(v, torch.Tensor) else v == w, attr
+    assert proves(mapped)
+
+
+def damage(d, how: str) -> None:
+    if how == "meta":
+        (d / "meta.json").write_text((d / "meta.json").read_text()[:-20])
+        return
+    f = max((p for p in d.iterdir() if p.suffix == ".bin"), key=lambda p: p.stat().st_size)
+    data = bytearray(f.read_bytes())
+    if how == "flip":
+        data[len(data) // 2] ^= 0x10
+    else:
+        del data[-4:]
+    f.write_bytes(bytes(data))
+
+
+def test_corrupt_entry_is_reported_and_rebuilt(cache, capfd):
+    load()
+    for how in ("flip", "truncate", "meta"):
+        d = entry(cache)
+        damage(d, how)
+        capfd.readouterr()
+        p = load()
+        err = capfd.readouterr().err
+        assert "corrupt" in err and str(d) in err, how
+        assert p.tables_from == "built", how
+        json.loads((entry(cache) / "meta.json").read_text())       # rebuilt and stored again
+    assert proves(p)
+    assert load().tables_from == "mapped"
+
+
+def test_off_and_zkey_objects_bypass_the_cache(cache, monkeypatch):
+    from zktensor.groth16.formats import read_zkey
+    from zktensor.groth16.prover import Prover
+    monkeypatch.setenv("ZKTENSOR_TABLE_CACHE", "off")
+    assert load().tables_from == "built" and not cache.exists()
+    monkeypatch.delenv("ZKTENSOR_TABLE_CACHE")
+    assert Prover(read_zkey(str(DEMO / "demo.zkey")), device="cpu", helper=False).tables_from == "built"
+    assert not cache.exists()
