@@ -36,11 +36,11 @@ import time
 from pathlib import Path
 
 try:
-    from bench.common import REPO_ROOT, default_results_dir, machine_info, row_from_timing, time_runs, \
+    from bench.common import REPO_ROOT, default_results_dir, time_runs, \
         write_results, make_row
 except ImportError:  # python bench/msm.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from bench.common import REPO_ROOT, default_results_dir, machine_info, row_from_timing, time_runs, \
+    from bench.common import REPO_ROOT, default_results_dir, time_runs, \
         write_results, make_row
 
 PEER_CURVE = {"bn254": "bn254", "bls12_381": "bls12-381", "mnt4753": "mnt4-753"}
