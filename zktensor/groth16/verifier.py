@@ -2,10 +2,11 @@
 
 vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (``curves.lincomb``: one
 shared double-and-add in Jacobian coordinates, Python ints). The check runs as
-e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: four Miller loops sharing
+e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: Miller loops sharing
 their squarings and a single final exponentiation, with the pure-Python tower
-pairing of ``zktensor.algebra.pairing`` (py_ecc's was far slower). Neither
-imports py_ecc nor torch.
+pairing of ``zktensor.algebra.pairing`` (py_ecc's was far slower); the key's part
+is prepared once per key (``prepared_vk``: e(alpha, beta)'s Miller loop value,
+gamma_2's and delta_2's line coefficients). Neither imports py_ecc nor torch.
 
 What raises and what returns False:
 
@@ -28,13 +29,13 @@ import functools
 import os
 
 from zktensor.algebra.curves import group, in_subgroup, is_on_curve, lincomb
-from zktensor.algebra.pairing import pairing_check
 
 from .formats.errors import FormatError
 from .formats.json_io import (Proof, VerificationKey, proof_from_json, public_from_json,
                               read_json, vk_from_json)
 from .formats.zkey import ZKey
 from .formats.curves import r_of
+from .prepared_vk import groth16_check
 
 _PATH = (str, bytes, os.PathLike)
 
@@ -122,5 +123,4 @@ def verify(vk, public_signals, proof) -> bool:
     G1 = group(f"{curve}.g1")
     vk_x = lincomb(G1, vk.IC[0], zip(pub, vk.IC[1:]))
     neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % G1.p)
-    return pairing_check(curve, [(neg_a, proof.pi_b), (vk.alpha_1, vk.beta_2),
-                                 (vk_x, vk.gamma_2), (proof.pi_c, vk.delta_2)])
+    return groth16_check(vk, neg_a, proof.pi_b, vk_x, proof.pi_c)
