@@ -96,12 +96,18 @@ MAX_DIGITS = 200
 without converting them (Python's int() has a 4300-digit limit and is quadratic)."""
 
 
-class JsonNumber(str):
-    """A JSON integer literal as written (``5``, not ``"5"``). snarkjs reads coordinates and
-    public signals only from strings, so ``parse_int`` refuses these; counts accept them."""
+class JsonNumber(int):
+    """A JSON integer literal (``5``, not ``"5"``): an int to every other reader, but
+    snarkjs reads coordinates only from strings, so ``parse_int`` refuses these."""
+
+
+class HugeJsonNumber(str):
+    """A JSON integer literal of more than MAX_DIGITS digits, kept as text (not converted)."""
 
 
 def _json_number(text: str):
+    if len(text.lstrip("-0")) > MAX_DIGITS:
+        return HugeJsonNumber(text)
     return JsonNumber(text)
 
 
@@ -168,11 +174,13 @@ def parse_int(v, where: str) -> int:
     """A number as snarkjs's ``unstringifyBigInts`` reads it: a decimal (or 0x-hex)
     string. A JSON number literal (``JsonNumber``) is refused, as snarkjs refuses it;
     a Python int (from the API, not from a file) is taken as it is."""
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v
+    if isinstance(v, HugeJsonNumber):
+        raise FormatError(f"{where}: a number of {len(v)} digits, out of range")
     if isinstance(v, JsonNumber):
         raise FormatError(f"{where}: expected a decimal number string, got the JSON number {_short(v)} "
                           "(snarkjs writes numbers as strings)")
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
     if isinstance(v, str):
         digits = v[2:] if _HEX.fullmatch(v) else v if _DEC.fullmatch(v) else None
         if digits is not None:
@@ -185,7 +193,7 @@ def parse_int(v, where: str) -> int:
 def parse_count(v, where: str) -> int:
     """A count such as nPublic: a JSON number (as snarkjs writes it) or a decimal string."""
     if isinstance(v, JsonNumber):
-        v = str(v)
+        v = int(v)
     n = parse_int(v, where)
     if n < 0 or n >= 1 << 32:
         raise FormatError(f"{where}: {n} is out of range")
@@ -200,7 +208,7 @@ def _list(v, n: int, where: str) -> list:
 
 def _short(v) -> str:
     try:
-        s = str(v) if isinstance(v, JsonNumber) else json.dumps(v)
+        s = str(v) if isinstance(v, (JsonNumber, HugeJsonNumber)) else json.dumps(v)
     except (TypeError, ValueError, RecursionError):
         s = type(v).__name__
     return s if len(s) < 80 else s[:77] + "..."
@@ -302,9 +310,9 @@ def write_proof(path, proof: Proof) -> None:
 def _js_integer(v, where: str) -> int:
     """A JSON number literal as snarkjs's verifier reads a public signal: JavaScript's
     JSON.parse makes it a double (rounded to nearest), which must be a whole number."""
+    if isinstance(v, HugeJsonNumber):
+        raise FormatError(f"{where}: a number of {len(v)} digits, out of range")
     if isinstance(v, JsonNumber):
-        if len(v.lstrip("-0")) > MAX_DIGITS:
-            raise FormatError(f"{where}: a number of {len(v)} digits, out of range")
         v = float(int(v))
     if v != v or v in (float("inf"), float("-inf")) or not v.is_integer():
         raise FormatError(f"{where}: {_short(v)} is not an integer")
@@ -316,7 +324,7 @@ def public_from_json(d, where: str = "public signals") -> list[int]:
     read as JavaScript does, so a large one loses its low digits there as here."""
     if not isinstance(d, list):
         raise FormatError(f"{where}: expected a list of public signals, got {_short(d)}")
-    return [_js_integer(v, f"{where}[{i}]") if isinstance(v, (JsonNumber, float)) else
+    return [_js_integer(v, f"{where}[{i}]") if isinstance(v, (JsonNumber, HugeJsonNumber, float)) else
             parse_int(v, f"{where}[{i}]") for i, v in enumerate(d)]
 
 
