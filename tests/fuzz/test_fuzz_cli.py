@@ -174,3 +174,18 @@ def test_case_as_a_process(name, base, tmp_path):
     err = "\n".join(l for l in res.stderr.splitlines() if not l.startswith("zktensor: compil"))
     assert res.returncode not in (0, 3), (name, res.returncode, err)
     _check(case, res.returncode, res.stdout, err, paths, tmp_path, base)
+
+
+def test_unexpected_errors_are_one_line(monkeypatch):
+    """A bug anywhere under a command: one line and exit 3; ZKTENSOR_TRACEBACK=1 re-raises."""
+    from zktensor import cli
+
+    def boom(a):
+        raise RecursionError("maximum recursion depth exceeded\nsecond line")
+    monkeypatch.setitem(cli.COMMANDS, "verify", cli.Command("x", cli.COMMANDS["verify"].configure, boom))
+    monkeypatch.delenv("ZKTENSOR_TRACEBACK", raising=False)
+    rc, out, err = run_in_process(["verify", "a", "b", "c"])
+    assert rc == cli.INTERNAL_ERROR and err.count("\n") == 1 and "RecursionError" in err
+    monkeypatch.setenv("ZKTENSOR_TRACEBACK", "1")
+    with pytest.raises(RecursionError):
+        run_in_process(["verify", "a", "b", "c"])
