@@ -58,13 +58,15 @@ class Service:
         self.token = secrets.token_hex(32) if tcp_port is not None else None
         self.stopping = threading.Event()
         self.in_flight = 0                  # prove requests being served
+        self._count = threading.Lock()
         # tests only: a prove request may ask the service to stall (to be killed mid-request)
         self._stall_ok = os.environ.get("ZKTENSOR_SERVE_TEST_HOOKS") == "1"
         self._servers: list[socketserver.BaseServer] = []
 
     # -- requests ----------------------------------------------------------------------
     def handle(self, req: dict) -> dict:
-        self.requests += 1
+        with self._count:
+            self.requests += 1
         op = req.get("op")
         try:
             if op == "ping":
@@ -75,11 +77,13 @@ class Service:
                 threading.Thread(target=self.stop, daemon=True).start()
                 return {"ok": True, "pid": os.getpid()}
             if op == "prove":
-                self.in_flight += 1
+                with self._count:
+                    self.in_flight += 1
                 try:
                     return self.prove(req)
                 finally:
-                    self.in_flight -= 1
+                    with self._count:
+                        self.in_flight -= 1
             return {"ok": False, "error": f"unknown request {op!r}", "status": 2}
         except Exception as e:  # noqa: BLE001 - one request's failure is its client's error
             return {"ok": False, "error": _one_line(e), "status": _exit_status(e)}
