@@ -45,10 +45,17 @@ def _cache_modules():
     return mods
 
 
+_tag = {"now": ""}
+
+
 @contextlib.contextmanager
 def recording():
-    """Collects the entry directories handed out by the kernel cache inside the block."""
-    used: dict[str, Path] = {}
+    """Collects the entry directories handed out by the kernel cache inside the block, and the
+    workloads (`_tag`) that used each: {key: (path, {tags})}."""
+    used: dict[str, tuple] = {}
+
+    def note(key, d):
+        used.setdefault(key, (Path(d), set()))[1].add(_tag["now"])
     patched = []
     for mod in _cache_modules():
         look, build = mod.lookup, mod.build
@@ -56,12 +63,12 @@ def recording():
         def lookup(key, _look=look):
             d = _look(key)
             if d is not None:
-                used[key] = Path(d)
+                note(key, d)
             return d
 
         def build_(key, builder, _build=build):
             d = _build(key, builder)
-            used[key] = Path(d)
+            note(key, d)
             return d
         mod.lookup, mod.build = lookup, build_
         patched.append((mod, look, build))
@@ -103,21 +110,31 @@ def ntt_ops(curve: str, progress) -> None:
 
 
 def msm_ops(curve: str, progress) -> None:
+    """Point programs (on-curve check, addition, affine conversion) run interpreted on a few
+    points; the MSM's device program is generated and its launches made but not interpreted
+    (a full-width MSM is hundreds of interpreted point formulas deep; its module and the
+    programs inside it are what is recorded, not its values)."""
     import torch
 
     import zktensor as zt
+    from .ops.msm import device
     for g in ("g1", "g2"):
         G = zt.group(f"{curve}.{g}")
         progress(f"{G.name} points and msm")
         gen = torch.Generator().manual_seed(1)
-        P = G.random(8, generator=gen)
-        k = G.Fr.random(8, generator=gen)
-        zt.msm(k, P)
-        prepared = zt.msm_prepare(P, checkpoint=1)
-        zt.msm(k, prepared)
-        (P[:4] + P[4:]).to_affine()
-        xy, inf = P.affine()
-        G.from_affine(xy, inf, check=True)
+        with zt.config(target="cpu"):
+            P = G.random(4, generator=gen)
+            xy, inf = P.affine()
+        k = G.Fr.random(4, generator=gen)
+        P = G.from_affine(xy, inf, check=True)
+        (P[:2] + P[2:]).to_affine()
+        real = device._launch
+        device._launch = lambda *a, **kw: None
+        try:
+            zt.msm(k, P)
+            zt.msm(k, zt.msm_prepare(P))
+        finally:
+            device._launch = real
 
 
 def proof(path: Path, progress) -> None:
@@ -143,17 +160,20 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
             with zt.config(strategy=strategy, target="triton", tuned=False):
                 for curve in curves:
                     for work in workloads:
+                        _tag["now"] = f"{strategy} {curve} {work.__name__}"
                         work(curve, lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
                 for p in proofs:
+                    _tag["now"] = f"{strategy} proof {Path(p).name}"
                     proof(Path(p), lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
     dest = out / "kernels"
     dest.mkdir(parents=True, exist_ok=True)
     entries = {}
-    for key, src in sorted(used.items()):
+    for key, (src, tags) in sorted(used.items()):
         if not (src / "kernels.py").exists():
             continue                        # a CPU entry: compiled for this host, not carried
         meta = json.loads((src / "meta.json").read_text())
-        entries[key] = meta.get("kind", "program")
+        entries[key] = {"kind": meta.get("kind", "program"), "kernels": meta.get("kernels", []),
+                        "used_by": sorted(tags)}
         if src.resolve() != (dest / key).resolve():
             tmp = dest / f".{key}.tmp"
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,154 @@
+"""Launches and host synchronisations per op and size on the Triton target, without a GPU.
+
+    python -m bench.gpu_counts                       # -> bench/results/gpu_counts.json and .md
+    python -m bench.gpu_counts --msm-log-sizes 10,12 --ntt-log-sizes 10 --no-save
+
+What a GPU would be asked to do, counted on CPU tensors: every torch operation that
+computes and every Triton kernel launch (`zktensor.runtime.counters`), and every host
+read of a tensor value or copy to the host. The Triton kernels' launches are made and
+counted but not interpreted (the interpreter would take hours at these sizes; their
+outputs are not looked at): the host program is exactly the one a GPU run makes, so
+the counts are the GPU's. The tests check the same counts on interpreted runs at small
+sizes (tests/ec/test_msm_device.py, tests/ntt/test_ntt_sync.py). No time is measured.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def kernels_not_run():
+    """Triton launches of the device MSM and of the NTT are counted, not interpreted."""
+    from zktensor.kernels import ntt_triton
+    from zktensor.ops.msm import device
+    from zktensor.runtime import counters
+
+    class _Kernel:
+        def __getitem__(self, grid):
+            def launch(*a, **kw):
+                with counters.kernel():
+                    pass
+            return launch
+
+    class _Module:
+        ntt_pass = _Kernel()
+
+    real_launch, real_module = device._launch, ntt_triton.module
+
+    def launch(*a, **kw):
+        with counters.kernel():
+            pass
+    device._launch = launch
+    ntt_triton.module = lambda *a, **kw: _Module()
+    try:
+        yield
+    finally:
+        device._launch, ntt_triton.module = real_launch, real_module
+
+
+def count(fn) -> dict:
+    from zktensor.runtime import counters
+    with counters.record() as c:
+        fn()
+    return c.as_dict()
+
+
+def msm_counts(group: str, log_n: int) -> dict:
+    import numpy as np
+
+    import zktensor as zt
+    from zktensor.ops.msm import MSMConfig, device
+    G = zt.group(group)
+    n = 1 << log_n
+    P = G.generator((n,))
+    rng = np.random.default_rng(log_n)
+    words = rng.integers(0, 1 << 32, size=(1, n, G.Fr.limbs), dtype=np.uint64).astype(np.uint32)
+    words[..., -1] &= 0x0FFFFFFF
+    st = {}
+    with zt.config(target="triton"), kernels_not_run():
+        c = count(lambda: device.device_msm(G, words, P, MSMConfig(), st))
+    c.update(window=st.get("window"), rounds=st.get("rounds"))
+    return c
+
+
+def ntt_counts(field: str, log_n: int, op: str) -> dict:
+    import torch
+
+    import zktensor as zt
+    F = zt.field(field)
+    x = F.random((1 << log_n,), torch.Generator().manual_seed(1))
+    call = {"ntt": lambda: zt.ntt(x), "intt": lambda: zt.intt(x), "coset_ntt": lambda: zt.ntt(x, coset=F.nqr),
+            "coset_intt": lambda: zt.intt(x, coset=F.nqr)}[op]
+    with zt.config(target="cpu"):
+        call()                                  # twiddle and coset tables, made once per size
+    with zt.config(target="triton", strategy="int32"), kernels_not_run():
+        call()                                  # modules loaded
+        return count(call)
+
+
+def field_counts(field: str, log_n: int) -> dict:
+    import torch
+
+    import zktensor as zt
+    F = zt.field(field)
+    g = torch.Generator().manual_seed(2)
+    a, b = F.random((1 << log_n,), g), F.random((1 << log_n,), g)
+    with zt.config(target="triton", strategy="int32"):
+        a * b
+        return count(lambda: a * b)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--msm-groups", default="bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2")
+    ap.add_argument("--msm-log-sizes", default="10,12,14,16,18,20")
+    ap.add_argument("--ntt-log-sizes", default="10,12,14,16,18,20")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_counts"))
+    ap.add_argument("--no-save", action="store_true")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    rows = []
+
+    def add(op, what, log_n, c):
+        row = {"op": op, "of": what, "log_n": log_n, **c}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    add("field_mul", "bn254.fr", 10, field_counts("bn254.fr", 10))
+    for ln in map(int, args.ntt_log_sizes.split(",")):
+        for op in ("ntt", "intt", "coset_ntt", "coset_intt"):
+            add(op, "bn254.fr", ln, ntt_counts("bn254.fr", ln, op))
+    for g in args.msm_groups.split(","):
+        for ln in map(int, args.msm_log_sizes.split(",")):
+            add("msm", g, ln, msm_counts(g, ln))
+    if args.no_save:
+        return 0
+    import torch
+    import triton
+    doc = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"), "torch": torch.__version__, "triton": triton.__version__,
+           "method": "runtime.counters on CPU tensors, Triton target; kernels launched and counted, not "
+                     "interpreted; launches = Triton kernels + torch operations that compute",
+           "rows": rows}
+    out = Path(args.out)
+    out.with_suffix(".json").write_text(json.dumps(doc, indent=1))
+    lines = ["# Launches and host synchronisations per call on the Triton target (counted, no GPU)", "",
+             f"{doc['method']}. Made by `python -m bench.gpu_counts` ({doc['created']}, torch {doc['torch']}, "
+             f"triton {doc['triton']}). No time was measured.", "",
+             "| op | of | size | launches | of which Triton kernels | host syncs | window | rounds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | {r['launches']} | {r['kernels']} | {r['syncs']} "
+                     f"| {r.get('window') or ''} | {r.get('rounds') or ''} |")
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print(f"saved {out.with_suffix('.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
