@@ -1,0 +1,38 @@
+"""The device MSM's point kernels with the fp64 strategy, interpreted: exact sums.
+
+The fp64 strategy (52-bit limbs in doubles, products split by fused multiply-adds) is
+the alternative to int32 that a GPU measurement decides between (DESIGN.md); both must
+be bit-exact. Here every kernel of the device MSM (from_mont of the scalars,
+accumulation rounds, bucket reduction, window sums, combination) runs with fp64 under
+the Triton interpreter on a batch of two MSMs with every exceptional addition (the
+identity, P + P, P + (-P), scalars 0, 1 and repeats), against the Python-int oracle,
+with no host read (tests/guard.py). sm_90a compilation of the same kernels with fp64:
+tests/ec/test_msm_device.py::test_aot_sm90a_no_spills.
+"""
+from __future__ import annotations
+
+import pytest
+
+import zktensor as zt
+from ec_support import O, oracle_points, scalars
+from guard import SyncGuard
+from zktensor.algebra.curves import group as group_record
+from zktensor.ops.msm import MSMConfig, device
+
+
+@pytest.mark.slow        # minutes: every point formula of the MSM interpreted (BN254 G1: 2.5-5 min here)
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1"])
+def test_device_msm_fp64_exact(name):
+    g = group_record(name)
+    pts = list(oracle_points(name, 8))
+    pts[1], pts[3], pts[5] = None, pts[2], O.neg(g, pts[4])
+    ks = [k % 256 for k in scalars(name, 8, seed=9)]
+    ks[0], ks[2], ks[3], ks[4], ks[5] = 0, 1, 1, 255, 255
+    ks2 = [(k * 5 + 1) % 256 for k in ks]
+    G = zt.group(name)
+    P, K = G.tensor(pts), G.Fr.tensor([ks, ks2])
+    with zt.config(target="triton", strategy="fp64"):
+        with SyncGuard() as guard:
+            res = device.device_msm(G, K, P, MSMConfig(window=3, segment=2), {}, bits=8)
+    assert guard.triton_launches > 0
+    assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
