@@ -203,7 +203,14 @@ def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:
     """(n, L) little-endian uint32 words (a file's layout) -> (L, n) int32 limb-major data."""
     w = np.array(np.asarray(words, dtype="<u4").T, order="C", copy=True)
     t = torch.from_numpy(w.view(np.int32))
-    return t.to(device) if device is not None else t
+    if device is None:
+        return t
+    device = torch.device(device)
+    if device.type == "cuda":
+        # up once, from pinned memory: a DMA copy queued on the current stream, the host not
+        # waiting (consumers on other streams wait for it: runtime.graph.Graph.run)
+        return t.pin_memory().to(device, non_blocking=True)
+    return t.to(device)
 
 
 def r2_form(F: FieldSpace, std_words: np.ndarray, device=None) -> torch.Tensor:

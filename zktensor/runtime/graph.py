@@ -371,6 +371,12 @@ class Graph:
         remaining_uses = {n: len(cons[n]) for n in self.nodes}
         keep_set = set(self.nodes) if keep is None else set(keep)
         streams = {l: torch.cuda.Stream(device) for l in lanes} if cuda else {}
+        if cuda:
+            # the given inputs may still be in flight on the caller's stream (a non-blocking upload
+            # of the witness from pinned memory): every lane starts after them, without the host waiting
+            caller = torch.cuda.current_stream(device)
+            for s in streams.values():
+                s.wait_stream(caller)
         events: dict[str, object] = {}
         values: dict = dict(given)
         stats: list[NodeStats] = []
