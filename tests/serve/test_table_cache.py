@@ -46,6 +46,9 @@ def test_mapped_tables_equal_built_ones_and_prove(cache):
             for attr, v in vars(b.prepared).items():
                 w = getattr(m.prepared, attr)
                 assert torch.equal(v, w) if isinstance(v, torch.Tensor) else v == w, attr
+    for f in ("fixed_1", "fixed_2"):                            # the blinding's fixed-base tables
+        assert torch.equal(getattr(built, f).table.data, getattr(mapped, f).table.data)
+    assert "fixed_g1" not in mapped.load_times
     assert proves(mapped)
 
 

@@ -179,9 +179,12 @@ class ResidentKey:
         self.beta_2 = self.G2.tensor(z.beta_2, device=d)
         self.delta_2 = self.G2.tensor(z.delta_2, device=d)
         # fixed-base tables for the blinding terms (r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2)
-        self.fixed_1 = timed("fixed_g1", lambda: FixedBase(cat_points(
+        cached = self._cached_fixed
+        self.fixed_1 = cached.get("fixed_1") or timed("fixed_g1", lambda: FixedBase(cat_points(
             [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
-        self.fixed_2 = timed("fixed_g2", lambda: FixedBase(self.delta_2))
+        self.fixed_2 = cached.get("fixed_2") or timed("fixed_g2", lambda: FixedBase(self.delta_2))
+        if self._store is not None:
+            timed("table_store", self._store)
         self.load_s = time.perf_counter() - t0
 
     def _load_tables(self, path, tables, timed, use_cache) -> None:
@@ -190,6 +193,7 @@ class ResidentKey:
         from . import table_cache
         from .key_check import is_current, validate_zkey
         self.tables_from, self.validated = "built", {}
+        self._cached_fixed, self._store = {}, None
 
         def validate():        # once per key content: the stamp travels with the cached tables
             if not is_current(self.validated.get("zkey_check")):
@@ -202,6 +206,7 @@ class ResidentKey:
             got = timed("table_cache", lambda: table_cache.load(digest, specs, self.device))
             if got is not None:
                 prepared, self.validated = got
+                self._cached_fixed = {k: prepared[k] for k in ("fixed_1", "fixed_2") if k in prepared}
                 for name, secs, _ in tables:
                     sizes = tuple(len(sec) for sec in secs)
                     self.bases[name] = Bases(name, sizes, _offsets(sizes), prepared[name])
@@ -211,9 +216,10 @@ class ResidentKey:
         for name, secs, G in tables:
             self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
         validate()
-        if digest is not None:
-            timed("table_store", lambda: table_cache.store(
-                digest, specs, {n: b.prepared for n, b in self.bases.items()}, self.device, self.validated))
+        if digest is not None:          # once the fixed-base tables are made too (`__init__`)
+            self._store = lambda: table_cache.store(
+                digest, specs, {**{n: b.prepared for n, b in self.bases.items()},
+                                "fixed_1": self.fixed_1, "fixed_2": self.fixed_2}, self.device, self.validated)
 
     def _table_spec(self, name, secs, G) -> dict:
         """What a table depends on besides the key's bytes (the table cache's key)."""

@@ -1,9 +1,10 @@
-"""An on-disk cache of a proving key's prepared MSM tables, memory-mapped on later loads.
+"""An on-disk cache of a proving key's prepared tables, memory-mapped on later loads.
 
 Preparing a key's bases (decoding and checking every point, the GZKP doublings, the
 table layout the MSM reads) is most of loading a key; its result depends only on the
 .zkey's bytes, the tables' specs (group, sizes, MSM config, checkpoint) and the code
-that lays tables out. So the tables are written once, under
+that lays tables out. The same holds for the blinding's fixed-base tables (`FixedBase`,
+from the key's header points). So the tables are written once, under
 
     <cache root>/tables/<key>/          key = sha256(.zkey sha256, layout fingerprint, specs, device kind)
         meta.json                       every table's scalar attributes, its tensors' files,
@@ -41,11 +42,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
 _LAYOUT_SOURCES = ("ops/msm.py", "ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
-                   "groth16/table_cache.py")
+                   "groth16/fixed_base.py", "groth16/table_cache.py")
 _DTYPES = {torch.int32: "<i4", torch.bool: "|b1", torch.int64: "<i8", torch.uint8: "|u1"}
 
 
@@ -92,12 +93,24 @@ def file_digest(path) -> str:
 # -- MSMBases <-> files --------------------------------------------------------------------------
 
 
+def _kinds():
+    from ..ops.msm import MSMBases
+    from .fixed_base import FixedBase
+    return {"MSMBases": MSMBases, "FixedBase": FixedBase}
+
+
 def _split(bases) -> tuple[dict, dict]:
-    """An MSMBases' attributes as (JSON-able scalars, tensors); ValueError for an attribute
-    of a kind this cache does not know (a new one: better a miss than a wrong table)."""
+    """A table's attributes (an MSMBases or a FixedBase) as (JSON-able scalars, tensors);
+    ValueError for an attribute of a kind this cache does not know (a new one: better a miss
+    than a wrong table). A PointTensor goes as its data tensor, named "<attr>@points"."""
     from ..ops.msm import MSMConfig
-    scalars, tensors = {}, {}
+    from ..points import PointTensor
+    if type(bases).__name__ not in _kinds():
+        raise ValueError(f"a {type(bases).__name__}")
+    scalars, tensors = {"__kind__": type(bases).__name__}, {}
     for k, v in vars(bases).items():
+        if isinstance(v, PointTensor):
+            k, v = f"{k}@points", v.data
         if isinstance(v, torch.Tensor):
             if v.dtype not in _DTYPES:
                 raise ValueError(f"MSMBases.{k}: dtype {v.dtype}")
@@ -212,7 +225,8 @@ def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
 
 
 def _load(d: Path, zkey_digest: str, specs: dict, device):
-    from ..ops.msm import MSMBases
+    from ..points import PointTensor
+    kinds = _kinds()
     meta = json.loads((d / "meta.json").read_text())
     if meta.get("zkey_sha256") != zkey_digest or meta.get("layout") != layout_fingerprint() or \
             meta.get("specs") != json.loads(json.dumps(specs)):
@@ -223,8 +237,10 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
         if t is None:
             out[name] = None
             continue
-        b = MSMBases.__new__(MSMBases)
-        for k, v in t["scalars"].items():
+        scalars = dict(t["scalars"])
+        cls = kinds[scalars.pop("__kind__")]
+        b = cls.__new__(cls)
+        for k, v in scalars.items():
             setattr(b, k, _scalar(v, dev))
         for attr, f in t["tensors"].items():
             path = d / f["file"]
@@ -238,6 +254,9 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
             else:
                 a = np.zeros(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
             tensor = torch.from_numpy(a)
-            setattr(b, attr, tensor if dev.type == "cpu" else tensor.to(dev))
+            tensor = tensor if dev.type == "cpu" else tensor.to(dev)
+            if attr.endswith("@points"):
+                attr, tensor = attr[:-len("@points")], PointTensor(b.G, tensor)
+            setattr(b, attr, tensor)
         out[name] = b
     return out, meta.get("validated", {})
