@@ -39,6 +39,8 @@ __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", 
 
 
 def __getattr__(name):
+    if name == "zkml":          # the package, loaded on first use (zt.zkml.compile, ...)
+        return importlib.import_module(".zkml", __name__)
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
