@@ -84,7 +84,7 @@ def running() -> bool:
 def start(wait_s: float = 60.0, args: list[str] | None = None) -> None:
     """Start a detached service (``zktensor serve``) and wait until it answers."""
     d = paths.run_dir(create=True)
-    log = open(paths.log_path(), "ab")
+    log = os.fdopen(os.open(paths.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     cmd = [sys.executable, "-m", "zktensor.cli", "serve", *(args or [])]
     env = dict(os.environ)
     pkg_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
