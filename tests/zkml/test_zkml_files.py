@@ -33,3 +33,8 @@ def test_r1cs_and_wtns_round_trip(tmp_path):
         assert [v if v < zk.circuit.P // 2 else v - zk.circuit.P for v in w.values[1:1 + n_out]] == \
             ints.reshape(-1).tolist()
         assert r.first_unsatisfied(w.values) is None
+
+
+def test_lazy_package_attribute():
+    import zktensor as zt
+    assert zt.zkml.compile is zk.compile and zt.zkml.verify is zk.verify
