@@ -95,8 +95,8 @@ def is_zero(data: torch.Tensor) -> torch.Tensor:
 
 def all_equal_or(data: torch.Tensor, col: torch.Tensor, skip: torch.Tensor) -> bool:
     """Whether every column m of data (L, C, m) equals col (L, C, 1), where skip[m] is False."""
-    if data.device.type == "cpu":       # numpy, word row by word row into one accumulator:
-        x, c = data.numpy(), col.numpy()        # no temporaries per word row, unlike torch's
+    if data.device.type == "cpu":       # numpy, word row by word row:
+        x, c = data.numpy(), col.numpy()        # one (m,) accumulator for all word rows, no (L, C, m) comparison tensor
         diff = np.zeros(x.shape[2], dtype=x.dtype)
         for i in range(x.shape[0]):
             for k in range(x.shape[1]):
