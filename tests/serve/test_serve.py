@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEMO, REPO, Service, cli_env, zktensor
+from serve_support import DEMO, REPO, Service, cli_env, zktensor
 
 sys.path.insert(0, str(REPO / "tests" / "groth16"))
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import DEMO
+from serve_support import DEMO
 
 
 @pytest.fixture
