@@ -132,6 +132,13 @@ class Circuit:
                 G.check_limit(int(max(-lo.min(), hi.max())), name)
                 t = T(a.lc.scale(f[0]) + b.lc.scale(f[1]), lo, hi)
                 fn = (lambda W, va, vb, f=f: va * f[0] + vb * f[1])
+            elif L.op == "argmax":
+                x = ins[0]
+                o, _, afn = G.argmax(sys, name, x.lc.flat(), x.lo.reshape(-1), x.hi.reshape(-1))
+                n = x.lo.numel()
+                t = T(o.reshape(*L.shape), torch.zeros(L.shape, dtype=torch.int64),
+                      torch.full(L.shape, n - 1, dtype=torch.int64))
+                fn = (lambda W, v, afn=afn, s=L.shape: afn(W, v.reshape(v.shape[0], -1)).reshape(-1, *s))
             else:
                 raise UnsupportedError(f"{L.op} at {L.where}: not supported by the circuit compiler")
             Ts.append(t)

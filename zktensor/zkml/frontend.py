@@ -262,9 +262,11 @@ def to_layers(ep) -> list[Layer]:
             sym[node.name] = add("add", [a[1], b[1]], S(a), where)
         elif t == aten.argmax.default:
             x = args[0]
-            if len(S(x)) != 1:
-                refuse(node, "argmax is supported over a flat vector of logits")
-            sym[node.name] = add("argmax", [x[1]], (), where)
+            dim = args[1] if len(args) > 1 else kwargs.get("dim")
+            keep = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+            if not is_sym(x) or len(S(x)) != 1 or dim not in (None, 1, -1):
+                refuse(node, "argmax is supported over a flat vector of logits (dim=1)")
+            sym[node.name] = add("argmax", [x[1]], (1,) if keep else (), where)
         else:
             refuse(node, "unsupported operator")
     # keep the layers the output needs

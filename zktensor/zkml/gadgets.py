@@ -182,3 +182,43 @@ def materialize(sys: System, name: str, x: LC, kind: str = "internal"):
         W[:, w] = v
         return v
     return LC.wires(w), w, fn
+
+
+def argmax(sys: System, name: str, x: LC, lo, hi):
+    """The index of the first largest of n values (torch.argmax's rule), as one wire.
+
+    One-hot bits e_j (booleanity, Σ e_j = 1), t_j = e_j·x_j (so m = Σ t_j is the chosen value),
+    and for every j the range check 0 <= m - x_j - Σ_(k>j) e_k < 2^D: every value is at most m,
+    and those before the chosen index strictly less, so the index is unique. The output is
+    Σ j·e_j."""
+    n = x.shape[0]
+    span = int(hi.max()) - int(lo.min()) + 1
+    check_limit(span, f"{name}: differences")
+    D = max(1, span.bit_length())
+    e = sys.wires((n,), f"{name}: one-hot")
+    t = sys.wires((n,), f"{name}: selected value")
+    dbits = sys.wires((n, D), f"{name}: gap bits")
+    out = sys.wires((1,), f"{name}: index")
+    booleanity(sys, f"{name}: one-hot", e)
+    sys.add(f"{name}: one-hot sums to 1", LC(e.reshape(1, n), torch.ones(1, n, dtype=torch.int64)) + _const(1, -1))
+    sys.add(f"{name}: one-hot × value", LC.wires(e), x, LC.wires(t))
+    booleanity(sys, f"{name}: gap bits", dbits)
+    m = LC(t.reshape(1, n).expand(n, n), torch.ones(n, n, dtype=torch.int64))
+    after = LC(e.reshape(1, n).expand(n, n), torch.triu(torch.ones(n, n, dtype=torch.int64), diagonal=1))
+    sys.add(f"{name}: gap equation m - x_j - [index > j] = Σ 2^i bit_i", m - x - after - _bits_lc(dbits))
+    sys.add(f"{name}: index", LC(e.reshape(1, n), torch.arange(n, dtype=torch.int64).reshape(1, n))
+            - LC.wires(out))
+
+    def fn(W: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        B = v.shape[0]
+        idx = v.argmax(1)
+        onehot = torch.nn.functional.one_hot(idx, n).to(torch.int64)
+        W[:, e] = onehot
+        W[:, t] = onehot * v
+        m = v.max(1, keepdim=True).values
+        gap = m - v - (idx.unsqueeze(1) > torch.arange(n)).to(torch.int64)
+        _check_range(gap, 0, (1 << D) - 1, name)
+        W[:, dbits.reshape(-1)] = to_bits(gap, D).reshape(B, -1)
+        W[:, out] = idx.unsqueeze(1)
+        return idx
+    return LC.wires(out), out, fn
