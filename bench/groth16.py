@@ -46,7 +46,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_runs, write_results
+from bench.common import REPO_ROOT, cpu_cores, machine_info, row_from_timing, time_runs, write_results
 
 BUILD = REPO_ROOT / "bench" / "build" / "groth16"
 NODE_TOOLS = Path(os.environ.get("ZKT_FIXTURES_BUILD", REPO_ROOT / "tests" / "fixtures" / "build"))
@@ -349,7 +349,6 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
                     peak_mib=mib(run.peak_host_bytes), key_resident_mib=mib(prover.memory_bytes()),
                     snarkjs_over_zktensor=round(sj_tm.median_s / tm.median_s, 3), times_s=tm.all_s, **common))
     prover.close()
-    del prover
 
     # zktensor prove, in-process and through the service, as processes
     if cli_runs:
