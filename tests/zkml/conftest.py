@@ -1,4 +1,5 @@
 """The zkml tests: small models (zkml_models), snarkjs from the test fixtures' node_modules."""
+import os
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
-BUILD = ROOT / "tests" / "fixtures" / "build"
+BUILD = Path(os.environ.get("ZKT_FIXTURES_BUILD", ROOT / "tests" / "fixtures" / "build"))
 
 
 def node_modules() -> Path:
@@ -20,11 +21,31 @@ def node_modules() -> Path:
         pytest.skip("node/npm not installed")
     mods = BUILD / "node_modules"
     if not (mods / "snarkjs").is_dir() or not (mods / "circomlibjs").is_dir():
-        res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh"), "multiplier"], capture_output=True,
-                             text=True, timeout=1800)
-        if res.returncode:
-            pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-3000:]}")
+        _fixtures("multiplier")
     return mods
+
+
+def _fixtures(*names: str) -> None:
+    res = subprocess.run(["bash", str(ROOT / "scripts" / "fixtures.sh"), *names], capture_output=True,
+                         text=True, timeout=1800)
+    if res.returncode:
+        pytest.fail(f"scripts/fixtures.sh failed:\n{res.stderr[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def bn254_ptau() -> Path:
+    """The BN254 powers of tau the fixtures use: $ZKT_PTAU_BN254 when set, else the one
+    scripts/fixtures.sh makes in the build directory (made here when missing)."""
+    given = os.environ.get("ZKT_PTAU_BN254")
+    if given:
+        if not Path(given).is_file():
+            pytest.fail(f"ZKT_PTAU_BN254={given}: no such file")
+        return Path(given)
+    node_modules()
+    made = BUILD / "ptau" / "bn128_pot12_final.ptau"
+    if not made.is_file():
+        _fixtures("multiplier")
+    return made
 
 
 @pytest.fixture(scope="session")
