@@ -23,31 +23,30 @@ import torch
 P = 21888242871839275222246405745257275088548364400416034343698204186575808495617
 """BN254's scalar field: circom's default prime, snarkjs's bn128."""
 N8 = 32
-_P_WORDS = np.array([(P >> (32 * i)) & 0xFFFFFFFF for i in range(8)], dtype=np.int64)
+_P_WORDS = np.array([(P >> (32 * i)) & 0xFFFFFFFF for i in range(8)], dtype=np.uint32)
 INT_LIMIT = 1 << 62
 """Every integer the witness and the bounds compute with stays below this (int64 arithmetic,
 exact); it is also far below p/2, so a value in range never wraps modulo p."""
+_P_LOW64 = np.uint64(P & (2**64 - 1))
+assert int(_P_LOW64) >= INT_LIMIT       # signed_to_words' borrow-free p - |v|
 
 
 def signed_to_words(v) -> np.ndarray:
-    """int64 values -> (n, 8) uint32 standard-form words of v mod p (negative v as p - |v|)."""
+    """int64 values -> (n, 8) uint32 standard-form words of v mod p (negative v as p - |v|).
+
+    |v| < 2^62 is below p's low 64 bits, so p - |v| borrows nothing from word 2 upwards: its
+    words 2..7 are p's and its low 64 bits p mod 2^64 - |v| (uint64 arithmetic)."""
     v = np.asarray(v, dtype=np.int64).reshape(-1)
-    if v.size and int(np.abs(v).max()) >= INT_LIMIT:
+    if v.size and (int(v.max()) >= INT_LIMIT or int(v.min()) <= -INT_LIMIT):
         raise OverflowError("a value reaches 2^62, beyond the exact int64 arithmetic")
     neg = v < 0
-    m = np.abs(v)
-    out = np.zeros((v.size, 8), dtype=np.int64)
-    out[:, 0] = m & 0xFFFFFFFF
-    out[:, 1] = m >> 32
-    # p - m for the negative ones: a borrow chain over the 8 words
-    sub = _P_WORDS[None, :] - out
-    borrow = np.zeros(v.size, dtype=np.int64)
-    for i in range(8):
-        s = sub[:, i] - borrow
-        borrow = (s < 0).astype(np.int64)
-        sub[:, i] = s + (borrow << 32)
-    out[neg] = sub[neg]
-    return out.astype(np.uint32)
+    m = np.abs(v).view(np.uint64)
+    low = np.where(neg, _P_LOW64 - m, m)
+    out = np.zeros((v.size, 8), dtype=np.uint32)
+    out[:, 0] = low & np.uint64(0xFFFFFFFF)
+    out[:, 1] = low >> np.uint64(32)
+    out[neg, 2:] = _P_WORDS[2:]
+    return out
 
 
 def ints_to_words(values) -> np.ndarray:
