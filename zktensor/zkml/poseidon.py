@@ -29,7 +29,11 @@ MAX_INPUTS = 16
 
 
 class _Grain:
-    """The 80-bit register as an int: bit i is the sequence's i-th oldest bit."""
+    """The Grain LFSR as a bit stream. The register is an int whose bit i is the sequence's
+    i-th oldest bit; the feedback's nearest tap (bit 62) is 18 bits from the new bit's place
+    (79), so 18 clocks are computed at once by shifting the whole register."""
+
+    STEP = 18
 
     def __init__(self, t: int, rf: int, rp: int):
         bits = []
@@ -37,35 +41,42 @@ class _Grain:
             bits += [(value >> (width - 1 - i)) & 1 for i in range(width)]
         bits += [1] * 30
         self.s = sum(b << i for i, b in enumerate(bits))
-        for _ in range(160):
-            self._clock()
+        self._clocks(160)
+        self.kept = np.zeros(0, np.uint8)       # the selected bits not yet drawn
 
-    def _clock(self) -> int:
-        s = self.s
-        b = ((s >> 62) ^ (s >> 51) ^ (s >> 38) ^ (s >> 23) ^ (s >> 13) ^ s) & 1
-        self.s = (s >> 1) | (b << 79)
-        return b
-
-    def bit(self) -> int:
-        while True:
-            first = self._clock()
-            second = self._clock()
-            if first:
-                return second
+    def _clocks(self, n: int) -> np.ndarray:
+        """The next n output bits, oldest first."""
+        s, chunks = self.s, []
+        for k in [self.STEP] * (n // self.STEP) + ([n % self.STEP] if n % self.STEP else []):
+            new = ((s >> 62) ^ (s >> 51) ^ (s >> 38) ^ (s >> 23) ^ (s >> 13) ^ s) & ((1 << k) - 1)
+            s = (s >> k) | (new << (80 - k))
+            chunks.append(new)
+        self.s = s
+        c = np.array(chunks, dtype=np.int64)
+        return ((c[:, None] >> np.arange(self.STEP)) & 1).astype(np.uint8)[:, :self.STEP].reshape(-1)[:n]
 
     def draw(self, n: int = 254) -> int:
-        v = 0
-        for _ in range(n):
-            v = (v << 1) | self.bit()
-        return v
+        """n selected bits as a big-endian integer: bits are clocked in pairs, and the second of
+        a pair is kept when the first is 1."""
+        while self.kept.size < n:
+            raw = self._clocks(self.STEP * 2 * 256).reshape(-1, 2)
+            self.kept = np.concatenate([self.kept, raw[raw[:, 0] == 1, 1]])
+        bits, self.kept = self.kept[:n], self.kept[n:]
+        pad = -n % 8
+        return int.from_bytes(np.packbits(np.concatenate([np.zeros(pad, np.uint8), bits])).tobytes(), "big")
 
 
-@functools.lru_cache(maxsize=None)
 def params(t: int):
     """(round constants [(R_F + R_P)·t], MDS matrix t×t, R_F, R_P) for state width t."""
     if not 2 <= t <= MAX_INPUTS + 1:
         raise ValueError(f"circomlib's Poseidon takes 1 to {MAX_INPUTS} inputs (t = 2..17), got t = {t}")
     rf, rp = FULL_ROUNDS, PARTIAL_ROUNDS[t - 2]
+    return _derive(t, rf, rp) + (rf, rp)
+
+
+@functools.lru_cache(maxsize=None)
+def _derive(t: int, rf: int, rp: int):
+    """The reference generator's round constants and Cauchy MDS matrix (pure: memoised)."""
     g = _Grain(t, rf, rp)
     consts = []
     while len(consts) < (rf + rp) * t:
@@ -75,7 +86,7 @@ def params(t: int):
     xy = [g.draw() % P for _ in range(2 * t)]
     x, y = xy[:t], xy[t:]
     M = [[pow((x[i] + y[j]) % P, P - 2, P) for j in range(t)] for i in range(t)]
-    return tuple(consts), tuple(tuple(r) for r in M), rf, rp
+    return tuple(consts), tuple(tuple(r) for r in M)
 
 
 def poseidon(inputs) -> int:
@@ -101,43 +112,48 @@ def permutation_template(n_inputs: int):
     not the output: ``out_lc`` is state[0] after the last mix, an LC of the last round's x⁵ wires.
 
     Returns (rows, out_lc, n_local): rows is a list of (A, B, C) with each side a dict
-    {local wire: coefficient in [0, p)}."""
+    {local wire: coefficient in [0, p)}.
+
+    The state is a (t, len(cols)) matrix of coefficients (Python ints) over the wires ``cols``
+    its LCs can name: the constant, then the inputs or the last full round's x⁵ wires, then the
+    partial rounds' x⁵ wires so far; a mix is one matrix product."""
     t = n_inputs + 1
     C, M, rf, rp = params(t)
-    state = [{0: 0}] + [{1 + i: 1} for i in range(n_inputs)]     # LCs as {wire: coeff}
-    state[0] = {}
+    Mo = np.array(M, dtype=object)
+    cols = list(range(t))                          # the constant 1, then the inputs
+    S = np.zeros((t, t), dtype=object)
+    for i in range(1, t):
+        S[i, i] = 1
     nxt = 1 + n_inputs
     rows = []
 
-    def sbox(lc):
+    def lc(row, keep_const=False) -> dict:
+        return {w: int(c) for w, c in zip(cols, row) if c or (keep_const and w == 0)}
+
+    def sbox(row) -> int:
         nonlocal nxt
+        a = lc(row, keep_const=True)               # the round constant's term stays, even if 0
         x2, x4, x5 = nxt, nxt + 1, nxt + 2
         nxt += 3
-        rows.append((lc, lc, {x2: 1}))
+        rows.append((a, a, {x2: 1}))
         rows.append(({x2: 1}, {x2: 1}, {x4: 1}))
-        rows.append(({x4: 1}, lc, {x5: 1}))
-        return {x5: 1}
-
-    def add_const(lc, c):
-        out = dict(lc)
-        out[0] = (out.get(0, 0) + c) % P
-        return out
+        rows.append(({x4: 1}, a, {x5: 1}))
+        return x5
 
     for r in range(rf + rp):
-        state = [add_const(a, C[r * t + i]) for i, a in enumerate(state)]
+        S[:, 0] = (S[:, 0] + np.array(C[r * t:(r + 1) * t], dtype=object)) % P
         if r < rf // 2 or r >= rf // 2 + rp:
-            state = [sbox(a) for a in state]
+            cols = [0] + [sbox(S[i]) for i in range(t)]
+            S = np.zeros((t, t + 1), dtype=object)
+            for i in range(t):
+                S[i, 1 + i] = 1
         else:
-            state[0] = sbox(state[0])
-        mixed = []
-        for i in range(t):
-            acc = {}
-            for j in range(t):
-                for w, c in state[j].items():
-                    acc[w] = (acc.get(w, 0) + M[i][j] * c) % P
-            mixed.append({w: c for w, c in acc.items() if c})
-        state = mixed
-    return rows, state[0], nxt
+            cols.append(sbox(S[0]))
+            S = np.concatenate([S, np.zeros((t, 1), dtype=object)], 1)
+            S[0] = 0
+            S[0, -1] = 1
+        S = Mo.dot(S) % P
+    return rows, lc(S[0]), nxt
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,12 +179,20 @@ def template_arrays(n_inputs: int):
     return sides, (out_ids, out_words), n_local
 
 
+@functools.lru_cache(maxsize=None)
+def _object_params(t: int):
+    """The round constants (rounds, t) and MDS matrix as numpy object arrays of Python ints."""
+    C, M, rf, rp = params(t)
+    return np.array(C, dtype=object).reshape(rf + rp, t), np.array(M, dtype=object), rf, rp
+
+
 def sbox_values(inputs) -> list[int]:
-    """The values of a hash's S-box wires (x², x⁴, x⁵ per S-box, in template order) and the hash."""
+    """The values of a hash's S-box wires (x², x⁴, x⁵ per S-box, in template order) and the hash
+    (``poseidon``'s arithmetic, the mix as one object-array product)."""
     vals = [int(v) % P for v in inputs]
     t = len(vals) + 1
-    C, M, rf, rp = params(t)
-    s = [0] + vals
+    C, M, rf, rp = _object_params(t)
+    s = np.array([0] + vals, dtype=object)
     wires = []
 
     def sb(a):
@@ -178,10 +202,10 @@ def sbox_values(inputs) -> list[int]:
         wires.extend((a2, a4, a5))
         return a5
     for r in range(rf + rp):
-        s = [(a + C[r * t + i]) % P for i, a in enumerate(s)]
+        s = (s + C[r]) % P
         if r < rf // 2 or r >= rf // 2 + rp:
-            s = [sb(a) for a in s]
+            s = np.array([sb(a) for a in s], dtype=object)
         else:
             s[0] = sb(s[0])
-        s = [sum(M[i][j] * s[j] for j in range(t)) % P for i in range(t)]
-    return wires, s[0]
+        s = M.dot(s) % P
+    return wires, int(s[0])
