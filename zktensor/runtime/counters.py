@@ -38,20 +38,26 @@ _lock = threading.Lock()
 _local = threading.local()
 
 
+def _records() -> list:
+    """The open records this thread's work counts in: the process's and this thread's own."""
+    mine = getattr(_local, "open", None)
+    return _open + mine if mine else _open
+
+
 def launch(n: int = 1) -> None:
     """n compiled kernels were launched."""
-    if _open:
+    if _open or getattr(_local, "open", None):
         with _lock:
-            for c in _open:
+            for c in _records():
                 c.launches += n
                 c.kernels += n
 
 
 def sync(n: int = 1) -> None:
     """The host read n tensor values (a reader outside torch's dispatch, e.g. numpy)."""
-    if _open:
+    if _open or getattr(_local, "open", None):
         with _lock:
-            for c in _open:
+            for c in _records():
                 c.syncs += n
 
 
@@ -81,8 +87,14 @@ def _torch_counter():
         """Counts torch operations (launches) and host reads (syncs) into the open records."""
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            if _inside_kernel() or not _open:
+            if getattr(_local, "dispatching", False):     # a mode below another (nested records):
+                return func(*args, **(kwargs or {}))      # the one above counts the op, once
+            _local.dispatching = True
+            try:
+                out = func(*args, **(kwargs or {}))
+            finally:
+                _local.dispatching = False
+            if _inside_kernel() or not (_open or getattr(_local, "open", None)):
                 return out
             name = func._schema.name.split("::")[-1] + "." + func._overloadname
             if func is _LOCAL_SCALAR():
@@ -98,7 +110,7 @@ def _torch_counter():
 
 def _count_op():
     with _lock:
-        for c in _open:
+        for c in _records():
             c.launches += 1
 
 
@@ -120,11 +132,16 @@ def _copies_to_host(func, args, kwargs, out) -> bool:
 
 
 @contextmanager
-def record(torch_ops: bool = True):
-    """Counts of everything launched and read back while the block runs (see the module)."""
+def record(torch_ops: bool = True, thread: bool = False):
+    """Counts of everything launched and read back while the block runs (see the module).
+    thread: only what this thread launches and reads (a graph node's own counts while other
+    nodes run beside it; torch's dispatch modes are per thread too)."""
     c = Counts()
+    where = _open
+    if thread:
+        where = _local.open = getattr(_local, "open", None) or []
     with _lock:
-        _open.append(c)
+        where.append(c)
     mode = _torch_counter()() if torch_ops else None
     try:
         if mode is not None:
@@ -134,4 +151,4 @@ def record(torch_ops: bool = True):
             yield c
     finally:
         with _lock:
-            _open.remove(c)
+            where.remove(c)

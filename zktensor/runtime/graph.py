@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import counters
 from .threads import launch_budget, launch_threads
 from .atomic import atomic_write
 
@@ -93,6 +94,8 @@ class NodeStats:
     peak_host_bytes: int | None = None      # process RSS peak while the node ran
     peak_device_bytes: int | None = None    # CUDA allocated-bytes peak while the node ran
     output_bytes: int | None = None
+    launches: int | None = None             # kernels + computing torch operations the node made
+    syncs: int | None = None                # host reads of device values inside the node
 
     @property
     def seconds(self) -> float:
@@ -128,7 +131,7 @@ class RunResult:
         w = max([len(s.name) for s in rows] + [4])
         lw = max([len(s.lane) for s in rows] + [4])
         head = (f"{'node':<{w}}  {'lane':<{lw}}  {'start ms':>9}  {'time ms':>9}  "
-                f"{'peak host':>10}  {'peak dev':>10}  {'output':>10}")
+                f"{'peak host':>10}  {'peak dev':>10}  {'output':>10}  {'launches':>8}  {'syncs':>5}")
         on = f"{self.workers} worker{'s' if self.workers != 1 else ''}"
         if self.external:
             on += f" and {len(self.external)} external node{'s' if len(self.external) != 1 else ''}"
@@ -138,7 +141,7 @@ class RunResult:
             mark = "*" if s.critical else " "
             lines.append(f"{s.name:<{w}}{mark} {s.lane:<{lw}}  {1e3 * s.start_s:9.1f}  {1e3 * s.seconds:9.1f}  "
                          f"{_mib(s.peak_host_bytes):>10}  {_mib(s.peak_device_bytes):>10}  "
-                         f"{_mib(s.output_bytes):>10}")
+                         f"{_mib(s.output_bytes):>10}  {_num(s.launches):>8}  {_num(s.syncs):>5}")
         lines.append("-" * len(head))
         lines.append(f"critical path {1e3 * self.critical_path_s():.1f} ms of wall {1e3 * self.wall_s:.1f} ms; "
                      f"peak host {_mib(self.peak_host_bytes)}, peak device {_mib(self.peak_device_bytes)}")
@@ -155,7 +158,7 @@ class RunResult:
             ev.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": i, "args": {"name": l}})
         for s in self.stats:
             args = {"kind": s.kind, "critical": s.critical, "thread": s.thread}
-            for k in ("peak_host_bytes", "peak_device_bytes", "output_bytes"):
+            for k in ("peak_host_bytes", "peak_device_bytes", "output_bytes", "launches", "syncs"):
                 if getattr(s, k) is not None:
                     args[k] = getattr(s, k)
             ev.append({"name": s.name, "cat": s.kind or "node", "ph": "X", "pid": 1, "tid": tid[s.lane],
@@ -173,6 +176,10 @@ class RunResult:
         """The Chrome trace as JSON (written atomically)."""
         with atomic_write(path, "w", encoding="utf-8") as f:
             json.dump(self.chrome_trace(), f)
+
+
+def _num(v) -> str:
+    return "-" if v is None else str(v)
 
 
 def _mib(b) -> str:
@@ -394,6 +401,19 @@ class Graph:
             node = self.nodes[n]
             args = [values[i] for i in node.inputs]
             start = time.perf_counter() - t0
+            # the node's own launches and host reads (this thread's): runtime.counters
+            rec = counters.record(thread=True) if profile and node.worker != "external" else _Null()
+            with rec as calls:
+                out = run_fn(node, args)
+            end = time.perf_counter() - t0
+            st = NodeStats(n, node.lane, node.kind, node.critical, start, end, threading.current_thread().name,
+                           output_bytes=value_bytes(out) if profile else None)
+            if calls is not None:
+                st.launches, st.syncs = calls.launches, calls.syncs
+            return out, st
+
+        def run_fn(node, args):
+            n = node.name
             if cuda:
                 s = streams[node.lane]
                 for i in node.inputs:
@@ -419,10 +439,7 @@ class Graph:
                 finally:
                     with lock:
                         active[0] -= 1
-            end = time.perf_counter() - t0
-            return out, NodeStats(n, node.lane, node.kind, node.critical, start, end,
-                                  threading.current_thread().name,
-                                  output_bytes=value_bytes(out) if profile else None)
+            return out
 
         indeg = {n: sum(1 for i in node.inputs if i in self.nodes) for n, node in self.nodes.items()}
         ready = sorted((n for n, d in indeg.items() if d == 0), key=key)
@@ -491,7 +508,7 @@ class Graph:
 
 class _Null:
     def __enter__(self):
-        return self
+        return None
 
     def __exit__(self, *exc):
         return False

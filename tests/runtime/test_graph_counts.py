@@ -1,0 +1,42 @@
+"""A profiled graph run reports each node's own launches and host reads (runtime.counters),
+also while nodes run side by side on other threads and inside an enclosing record."""
+import threading
+
+import torch
+
+from zktensor.runtime import counters
+from zktensor.runtime.graph import Graph
+
+
+def test_counts_per_node_side_by_side():
+    both = threading.Barrier(2, timeout=30)
+
+    def three_ops(x):
+        both.wait()                       # the two nodes run at the same time
+        return ((x + 1) * 2).neg()
+
+    def two_ops_one_read(x):
+        both.wait()
+        y = x * 3 + 1
+        return y, int(y[0])               # a host read: _local_scalar_dense
+
+    g = Graph("counts")
+    g.add("a", three_ops, ["x"], lane="one")
+    g.add("b", two_ops_one_read, ["x"], lane="two")
+    with counters.record() as whole:
+        run = g.run({"x": torch.arange(8)}, workers=2, profile=True)
+    st = run.by_name()
+    assert (st["a"].launches, st["a"].syncs) == (3, 0)
+    assert (st["b"].launches, st["b"].syncs) == (2, 1)
+    assert whole.launches >= 5 and whole.syncs >= 1          # the enclosing record sees both
+    head = run.table().splitlines()[1]
+    assert "launches" in head and "syncs" in head
+    ev = {e["name"]: e for e in run.chrome_trace()["traceEvents"] if e.get("ph") == "X"}
+    assert ev["a"]["args"]["launches"] == 3 and ev["b"]["args"]["syncs"] == 1
+
+
+def test_no_counts_without_profile():
+    g = Graph("plain")
+    g.add("a", lambda x: x + 1, ["x"])
+    run = g.run({"x": torch.ones(2)})
+    assert run.by_name()["a"].launches is None
