@@ -7,6 +7,17 @@ memory, and the instruction mix of the kernel and of one field multiplication
 
     python bench/sass_report.py                     # all fields, int32 and fp64, sm_90a
     python bench/sass_report.py --fields bn254.fr --arch sm_80 --json out.json
+    python bench/sass_report.py --proof-kernels --curve bn254 --json bench/results/sass_proof_kernels.json
+
+`--proof-kernels`: every kernel a Groth16 proof on the curve launches on the Triton
+target, per strategy: the field and point programs that `python -m zktensor.prebuild`
+recorded for it (.zktensor-prebuilt/manifest.json), the device MSM's four kernels for G1
+and G2 (constexprs of a 2^20 MSM) and the NTT pass kernels of a 2^16 transform. For each:
+registers, estimated occupancy (registers only: warps resident on an SM of 64K registers
+and 64 warps; shared memory not counted), the instruction mix, and the seconds Triton
+took to compile it ahead of time (ptxas included) in a fresh process: the cold-cache
+compile a first proof on a GPU waits for, measured on this machine's CPU (`--jobs`
+processes at a time; the wall time is reported too).
 """
 from __future__ import annotations
 
@@ -37,6 +48,110 @@ def report(name: str, strategy: str, arch: str) -> dict:
             "per_mul_sass": {k: v for k, v in per_mul.items() if v}}
 
 
+def occupancy(registers: int, num_warps: int, regs_per_sm: int = 65536, max_warps: int = 64,
+              max_blocks: int = 32) -> float:
+    """Fraction of an SM's warp slots a kernel can fill, from its registers alone (sm_80/sm_90:
+    registers are allocated per warp in units of 256, i.e. 8 a thread)."""
+    per_warp = -(-registers // 8) * 8 * 32
+    blocks = min(max_blocks, regs_per_sm // (per_warp * num_warps), max_warps // num_warps)
+    return blocks * num_warps / max_warps
+
+
+def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
+    """(label, jit function, signature, constexprs, num_warps, coalesce) for each kernel of a proof."""
+    import zktensor as zt
+    from zktensor.kernels import msm_device, msm_triton, ntt_triton
+    from zktensor.ops.msm import MSMConfig
+    from zktensor.ops.ntt import DEFAULT_CONFIG
+    from zktensor.runtime import cache
+    from zktensor.runtime.aot import elementwise_signature
+    from zktensor.runtime.triton_modules import load_triton_module
+    out = []
+    for key, e in sorted(manifest["entries"].items()):
+        if not isinstance(e, dict):
+            continue
+        if not any(t.startswith(f"{strategy} {curve} ") or t.startswith(f"{strategy} proof") for t in e["used_by"]):
+            continue
+        entry = cache.lookup(key)
+        if entry is None or not all(k.startswith("kernel_") for k in e["kernels"]):
+            continue
+        mod = load_triton_module(str(entry / "kernels.py"), interpret=False)
+        for k in e["kernels"]:
+            fn = getattr(mod, k)
+            sig, const = elementwise_signature(fn.arg_names)
+            out.append((f"{key[:8]}.{k}", fn, sig, const, 4, False))
+    block = MSMConfig().block
+    const_2_20 = {"LOG_NB": 20, "S": 16, "INDIRECT": True, "KB": 256, "LB": 128, "LOG_LB": 7, "W": 16, "C": 16,
+                  "BLOCK": block}
+    index = {"order": "*i64", "digits": "*i64", "seg_end": "*i64", "start": "*i64"}
+    points = ("src", "out", "bk", "sa", "sr", "tw", "res")
+    for g in ("g1", "g2"):
+        mod = msm_device.module(zt.group(f"{curve}.{g}"), strategy, "cuda", interpret=False)
+        for k in ("accumulate", "bucket_reduce", "window_sums", "combine"):
+            fn = getattr(mod, k)
+            sig, const = {}, {}
+            for a in fn.arg_names:
+                if a in const_2_20:
+                    sig[a], const[a] = "constexpr", const_2_20[a]
+                else:
+                    sig[a] = index.get(a, "*i32" if a in points else "i32")
+            out.append((f"msm_{g}.{k}", fn, sig, const, msm_triton.num_warps(block), False))
+    F = zt.field(f"{curve}.fr")
+    mod = ntt_triton.module(F.params, strategy, interpret=False)
+    seen = set()
+    for dit, pre, post in ((False, 1, 0), (True, 0, 2), (True, 0, 1), (False, 0, 0)):
+        passes = ntt_triton.schedule(16, 3 << 16, dit, DEFAULT_CONFIG)
+        for i, p in enumerate(passes):
+            c = dict(R=1 << p.log_r, LOG_R=p.log_r, C=p.C, Q=p.Q, DIT=dit, PRE=pre if i == 0 else 0,
+                     POST=post if i == len(passes) - 1 else 0)
+            if tuple(c.items()) in seen:
+                continue
+            seen.add(tuple(c.items()))
+            sig = dict(ntt_triton.SIGNATURE, **{k: "constexpr" for k in c})
+            out.append((f"ntt_pass.{'dit' if dit else 'dif'}.r{p.log_r}c{p.C}q{p.Q}p{c['PRE']}{c['POST']}",
+                        mod.ntt_pass, sig, c, DEFAULT_CONFIG.num_warps, True))
+    return out
+
+
+def proof_report(curve: str, strategies, arch: str, jobs: int) -> list:
+    import concurrent.futures
+    import time
+    from zktensor.runtime import aot, cache
+    path = cache.prebuilt_root() / "manifest.json"
+    if path.exists():
+        manifest = json.loads(path.read_text())
+    else:
+        print(f"sass_report: {path} not found (python -m zktensor.prebuild): the MSM and NTT kernels only",
+              flush=True)
+        manifest = {"entries": {}}
+    rows = []
+    for strategy in strategies:
+        kernels = proof_kernels(curve, strategy, manifest)
+        t0 = time.perf_counter()
+
+        def one(k):
+            label, fn, sig, const, warps, coalesce = k
+            r = aot.compile_kernel(fn, arch, sig, const, warps, coalesce=coalesce)
+            return dict(kernel=label, strategy=strategy, arch=arch, num_warps=warps, registers=r["registers"],
+                        local_bytes=r["local_bytes"], spills=r["spills"], seconds=r["seconds"],
+                        occupancy=round(occupancy(r["registers"], warps), 3), sass=r["sass"],
+                        instructions=sum(r["sass"].values()))
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for row in pool.map(one, kernels):
+                rows.append(row)
+                mix = " ".join(f"{k}:{row['sass'].get(k, 0)}" for k in SHOWN if row["sass"].get(k))
+                print(f"{strategy:6s} {row['kernel']:34s} regs {row['registers']:3d} occ {row['occupancy']:.2f} "
+                      f"warps {row['num_warps']} spill {str(row['spills']):5s} {row['seconds']:7.2f} s  "
+                      f"instr {row['instructions']:6d}  {mix}", flush=True)
+        wall = time.perf_counter() - t0
+        mine = [r for r in rows if r["strategy"] == strategy]
+        print(f"{strategy}: {len(mine)} kernels, compile {sum(r['seconds'] for r in mine):.1f} s summed over "
+              f"kernels, {wall:.1f} s wall with {jobs} at a time", flush=True)
+        rows.append({"summary": strategy, "kernels": len(mine), "compile_s_sum": round(sum(r["seconds"] for r in mine), 2),
+                     "wall_s": round(wall, 2), "jobs": jobs})
+    return rows
+
+
 def main(argv=None):
     from zktensor.algebra import FIELD_NAMES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -44,7 +159,15 @@ def main(argv=None):
     ap.add_argument("--strategies", default="int32,fp64")
     ap.add_argument("--arch", default="sm_90a", choices=["sm_90a", "sm_80"])
     ap.add_argument("--json", default=None, help="also write the reports to this file")
+    ap.add_argument("--proof-kernels", action="store_true", help="every kernel of a Groth16 proof (see above)")
+    ap.add_argument("--curve", default="bn254")
+    ap.add_argument("--jobs", type=int, default=2, help="--proof-kernels: compiles at a time")
     args = ap.parse_args(argv)
+    if args.proof_kernels:
+        rows = proof_report(args.curve, args.strategies.split(","), args.arch, args.jobs)
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        return
     reports = []
     print(f"{'field':14s} {'strategy':8s} {'regs':>4s} {'spill':>5s}  per field multiplication: "
           + " ".join(f"{k:>6s}" for k in SHOWN))
