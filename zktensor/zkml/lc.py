@@ -244,23 +244,22 @@ class System:
                     summed = np.add.reduceat(coef, starts) if key.size else coef
                     key = key[starts]
                     nz = summed != 0
-                    rows_l.append(key[nz] >> 32)
-                    cols_l.append(key[nz] & 0xFFFFFFFF)
+                    rows_l.append((key[nz] >> 32).astype(np.uint32))
+                    cols_l.append((key[nz] & 0xFFFFFFFF).astype(np.uint32))
                     words_l.append(signed_to_words(summed[nz]))
                 else:
                     words = s.words.reshape(-1, 8)
                     nz = words.any(1)
-                    rows, cols, words = rows[nz], cols[nz], words[nz]
-                    order = np.lexsort((cols, rows))
-                    rows, cols, words = rows[order], cols[order], words[order]
-                    if np.any((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])):
+                    key = rows[nz] * (1 << 32) + cols[nz]
+                    order = np.argsort(key)
+                    key = key[order]
+                    if np.any(key[1:] == key[:-1]):
                         raise ValueError(f"{b.name}: a wire appears twice in one word-coefficient row")
-                    rows_l.append(rows)
-                    cols_l.append(cols)
-                    words_l.append(words)
+                    rows_l.append((key >> 32).astype(np.uint32))
+                    cols_l.append((key & 0xFFFFFFFF).astype(np.uint32))
+                    words_l.append(words[nz][order])
             if rows_l:
-                out.append((np.concatenate(rows_l).astype(np.uint32), np.concatenate(cols_l).astype(np.uint32),
-                            np.concatenate(words_l).astype(np.uint32)))
+                out.append((np.concatenate(rows_l), np.concatenate(cols_l), np.concatenate(words_l)))
             else:
                 out.append((np.zeros(0, np.uint32), np.zeros(0, np.uint32), np.zeros((0, 8), np.uint32)))
         return out
