@@ -7,7 +7,6 @@ layout: f[i][j] is the coefficient of v^j w^i).
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess

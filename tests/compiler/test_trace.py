@@ -1,7 +1,7 @@
 """trace: a Python function over field values -> the `field` dialect (IRDL from the op tables)."""
 import pytest
 
-from compiler_support import F, P, XS, YS, field_stage, parsed, run
+from compiler_support import P, XS, YS, field_stage, parsed, run
 from zktensor.ir import dialects, ec, irdl
 from zktensor.ir.program import FIELD_OPS, FIELD_SIGNATURES
 

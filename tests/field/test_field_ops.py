@@ -12,7 +12,6 @@ import pytest
 import torch
 
 import zktensor as zt
-from zktensor.algebra import FIELD_NAMES
 
 from tests.field.values import sample
 

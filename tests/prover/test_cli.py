@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 from fixture_support import ROOT
 from zktensor.cli import COMMANDS, LAZY, main

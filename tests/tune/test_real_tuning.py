@@ -4,7 +4,6 @@ persists the winner, and the op then runs with it. The CLI end to end."""
 import io
 import json
 
-import pytest
 
 import zktensor as zt
 from zktensor.cli import main

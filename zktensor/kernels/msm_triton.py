@@ -90,7 +90,7 @@ def template(L: int, n_in: int, used: list[int], n_res: int, out_map: list[int])
     n_out = len(out_map)
     ops = [f"o{k}" for k in range(n_out)] + [f"i{k}" for k in range(n_in)]
     sig = ", ".join(f"{x}, ls_{x}, is_{x}" for x in ops)
-    lines = [f"@triton.jit",
+    lines = ["@triton.jit",
              f"def point_kernel({sig}, n, BLOCK: tl.constexpr):",
              "    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
              "    m = e < n",

@@ -173,17 +173,17 @@ def _kernel_source(func) -> str:
             pr.names[block.arguments[i * L + j]] = f"a{i}_{j}"
             params.append(f"a{i}_{j}")
     results = pr.block(block.operations, 1)
-    fn = [f"@triton.jit", f"def {name}_fn({', '.join(params)}):"] + pr.lines
+    fn = ["@triton.jit", f"def {name}_fn({', '.join(params)}):"] + pr.lines
     fn.append(f"    return {', '.join(results)}" + ("," if len(results) == 1 else ""))
 
     ops = [f"o{k}" for k in range(n_out)] + [f"i{k}" for k in range(n_in)]
     sig = ", ".join(f"{x}, ls_{x}, os_{x}, is_{x}" for x in ops)
-    k = [f"@triton.jit",
+    k = ["@triton.jit",
          f"def {name}({sig}, n_inner, n_total, BLOCK: tl.constexpr):",
-         f"    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
-         f"    m = e < n_total",
-         f"    eo = e // n_inner",
-         f"    ei = e - eo * n_inner"]
+         "    e = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+         "    m = e < n_total",
+         "    eo = e // n_inner",
+         "    ei = e - eo * n_inner"]
     for x in ops:
         k.append(f"    b_{x} = eo * os_{x} + ei * is_{x}")
     for i in range(n_in):
