@@ -551,8 +551,11 @@ def write_results(
 
 
 def read_results(path: str | os.PathLike) -> dict:
-    """Load one results JSON written by :func:`write_results`."""
+    """Load one results JSON written by :func:`write_results`; ValueError for a JSON file
+    that is not one (another tool's output kept beside the results)."""
     doc = json.loads(Path(path).read_text())
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a results file (a JSON {type(doc).__name__})")
     doc.setdefault("rows", [])
     doc.setdefault("machine", {})
     doc["path"] = str(path)

@@ -503,8 +503,10 @@ def generate_report(
     out = Path(out_path) if out_path is not None else base / "REPORT.md"
     pdir = Path(plots_dir) if plots_dir is not None else base / "plots"
     # this machine's files first, then gpu/ (machine tags follow this order)
-    # files without rows (e.g. ntt_aot.json, a compile report) are not benchmark runs
-    docs = sorted((d for d in load_all_results(base) if d["rows"]),
+    # files without timed rows (ntt_aot.json, gpu_counts.json: other tools' reports kept
+    # beside the results) are not benchmark runs
+    docs = sorted((d for d in load_all_results(base)
+                   if any(isinstance(r, dict) and "median_s" in r and "size" in r for r in d["rows"])),
                   key=lambda d: (Path(d["path"]).parent != base, d["path"]))
     rows, machines = _flatten(docs, base)
     show_machine = len(machines) > 1

@@ -205,8 +205,10 @@ def test_report_table_cells(results):
 
 def test_files_without_rows_are_not_runs(tmp_path):
     (tmp_path / "ntt_aot.json").write_text('{"arch": "sm_90a", "cases": []}')
+    (tmp_path / "sass.json").write_text('[{"kernel": "mul", "instructions": 416}]')   # another tool's list
+    (tmp_path / "counts.json").write_text('{"rows": [{"op": "msm", "launches": 42}]}')   # rows, but not timed
     md = generate_report(tmp_path, plots=False).read_text()
-    assert "No results yet." in md and "ntt_aot" not in md
+    assert "No results yet." in md and not any(f in md for f in ("ntt_aot.json", "sass.json", "counts.json"))
 
 
 def test_empty_results_dir(tmp_path):
