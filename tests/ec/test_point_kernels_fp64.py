@@ -20,7 +20,7 @@ from zktensor.algebra.curves import group as group_record
 from zktensor.ops.msm import MSMConfig, device
 
 
-@pytest.mark.slow        # minutes: every point formula of the MSM interpreted (BN254 G1: 2.5-5 min here)
+@pytest.mark.slow        # minutes: every point formula of the MSM interpreted
 @pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1"])
 def test_device_msm_fp64_exact(name):
     g = group_record(name)
