@@ -53,6 +53,11 @@ def recording():
     """Collects the entry directories handed out by the kernel cache inside the block, and the
     workloads (`_tag`) that used each: {key: (path, {tags})}."""
     used: dict[str, tuple] = {}
+    # programs this process compiled earlier are memoised past the cache: forget them, so
+    # that every program the block uses is looked up (and so recorded) again
+    from .kernels import elementwise
+    elementwise._programs.clear()
+    elementwise._by_object.clear()
 
     def note(key, d):
         used.setdefault(key, (Path(d), set()))[1].add(_tag["now"])
