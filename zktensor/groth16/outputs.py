@@ -34,6 +34,8 @@ import tempfile
 import threading
 from collections.abc import Sequence
 
+from ..runtime.atomic import fsync_dir
+
 
 class OutputError(ValueError):
     """An output path that cannot or must not be written; the message names it."""
@@ -107,15 +109,6 @@ def _signals_held():
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def _fsync_dir(directory: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _write_temp(name: str, data) -> str:
@@ -204,7 +197,7 @@ def write_outputs(items: Sequence) -> None:
                 if os.path.lexists(tmp):
                     os.unlink(tmp)
     for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
-        _fsync_dir(d)
+        fsync_dir(d)
 
 
 def write_proof_pair(proof_path, public_path, proof, public) -> None:

@@ -42,6 +42,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..runtime.atomic import publish_dir
+
 LAYOUT_VERSION = 2
 CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
@@ -186,11 +188,7 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
         for f in tmp.iterdir():
             with open(f, "rb") as fh:
                 os.fsync(fh.fileno())
-        try:
-            os.rename(tmp, final)
-        except OSError:             # another process published it first: keep theirs
-            if not (final / "meta.json").exists():
-                raise
+        publish_dir(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _prune(root, zkey_digest, keep=key)

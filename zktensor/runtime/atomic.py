@@ -34,9 +34,27 @@ def atomic_write(path, mode: str = "w", encoding: str | None = None):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    fsync_dir(directory)
+
+
+def fsync_dir(directory) -> None:
+    """Make the renames inside `directory` survive a crash (best effort: some filesystems
+    cannot fsync a directory)."""
     with contextlib.suppress(OSError):
         dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def publish_dir(tmp, final) -> bool:
+    """Rename the finished directory `tmp` to `final`; when another process published
+    `final` first (its meta.json is there), keep theirs. Returns whether ours went in."""
+    try:
+        os.rename(tmp, final)
+        return True
+    except OSError:
+        if not os.path.exists(os.path.join(final, "meta.json")):
+            raise
+        return False

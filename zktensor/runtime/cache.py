@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .atomic import publish_dir
+
 _PKG = Path(__file__).resolve().parent.parent
 _COMPILER_SOURCES = ("ir", "passes", "algebra/fields.py", "kernels/cpu_code.py")
 
@@ -104,11 +106,7 @@ def build(key: str, builder) -> Path:
     try:
         meta = builder(str(tmp))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process published it first: keep theirs
-            if not (final / "meta.json").exists():
-                raise
+        publish_dir(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _note_compile(builder, time.perf_counter() - t0)
