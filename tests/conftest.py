@@ -7,6 +7,9 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 def pytest_collection_modifyitems(config, items):
+    # the long tests first, so that with `-n` they run beside the short ones instead of
+    # after them (worksteal hands the short ones to whichever worker is free)
+    items.sort(key=lambda item: "slow" not in item.keywords)
     try:
         import torch
         has_gpu = torch.cuda.is_available()

@@ -7,7 +7,7 @@ accumulation rounds, bucket reduction, window sums, combination) runs with fp64 
 the Triton interpreter on a batch of two MSMs with every exceptional addition (the
 identity, P + P, P + (-P), scalars 0, 1 and repeats), against the Python-int oracle,
 with no host read (tests/guard.py). sm_90a compilation of the same kernels with fp64:
-tests/ec/test_msm_device.py::test_aot_sm90a_no_spills.
+tests/ec/test_msm_device.py::test_aot_sm90a.
 """
 from __future__ import annotations
 

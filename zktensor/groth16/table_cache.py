@@ -47,7 +47,7 @@ from ..runtime.atomic import publish_dir
 LAYOUT_VERSION = 2
 CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
-_LAYOUT_SOURCES = ("ops/msm.py", "ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
+_LAYOUT_SOURCES = ("ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
                    "groth16/fixed_base.py", "groth16/table_cache.py")
 _DTYPES = {torch.int32: "<i4", torch.bool: "|b1", torch.int64: "<i8", torch.uint8: "|u1"}
 

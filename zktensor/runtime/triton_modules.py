@@ -2,10 +2,17 @@
 
 Triton reads TRITON_INTERPRET when a kernel is decorated and when it runs, so both happen
 inside `triton_mode`, one thread at a time.
+
+The interpreter evaluates Triton's integer-overflow check for every add, sub and mul of
+fewer than 64 bits (casts to int64, the operation again, two comparisons) and then drops
+the assertion unless `debug` is on, as compiled kernels do. In our limb arithmetic that
+discarded work is most of an interpreted kernel's time, so `triton_mode(True)` turns the
+check off whenever debug is off; results cannot change, since nothing read it.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import os
 import threading
@@ -18,6 +25,8 @@ _import_lock = threading.RLock()
 def triton_mode(interpret: bool):
     """TRITON_INTERPRET as Triton reads it while decorating and running kernels."""
     with _import_lock:
+        if interpret:
+            _skip_discarded_overflow_checks()
         old = os.environ.get("TRITON_INTERPRET")
         os.environ["TRITON_INTERPRET"] = "1" if interpret else "0"
         try:
@@ -27,6 +36,17 @@ def triton_mode(interpret: bool):
                 del os.environ["TRITON_INTERPRET"]
             else:
                 os.environ["TRITON_INTERPRET"] = old
+
+
+def _skip_discarded_overflow_checks():
+    try:
+        from triton.runtime.interpreter import interpreter_builder as builder
+    except ImportError:                     # a Triton without the interpreter's global builder
+        return
+    opts = getattr(builder, "options", None)
+    if dataclasses.is_dataclass(opts) and not getattr(opts, "debug", True) \
+            and getattr(opts, "sanitize_overflow", False):
+        builder.options = dataclasses.replace(opts, sanitize_overflow=False)
 
 
 def load_triton_module(path: str, interpret: bool):

@@ -99,11 +99,14 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
 
 
 def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTensor:
-    """msm_many against resident bases: one device program a job (its launches are a fixed
-    number each), the results in one (len(jobs),) tensor."""
-    outs = []
+    """msm_many against resident bases as one device program: the jobs become the rows of
+    a (len(jobs), span) scalar matrix over the bases they touch, zero outside each job's
+    slice (a zero digit makes no entry), so the jobs share every launch."""
+    Fr, sized = GS.Fr, []
     for j, (scalars, off) in enumerate(jobs):
         if isinstance(scalars, FieldTensor):
+            if scalars.F != Fr:
+                raise ValueError(f"msm_many: job {j}: scalars must be {Fr.name} elements, got {scalars.F.name}")
             if len(scalars.shape) != 1:
                 raise ValueError(f"msm_many: job {j}: scalars must be one vector")
             k, sc = scalars.shape[0], scalars
@@ -114,10 +117,29 @@ def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTe
             k = sc.shape[1]
         if not 0 <= off <= bases.n - k:
             raise ValueError(f"msm_many: job {j}: {k} scalars from base {off} pass the {bases.n} bases")
-        pts = PointTensor(GS, bases.device_points[:, :, off:off + k])
-        outs.append(device.device_msm(GS, sc, pts, cfg, stats).data if k else
-                    GS.identity((1,), device=bases.device).data)
-    return PointTensor(GS, torch.cat(outs, dim=2))
+        sized.append((sc, off, k))
+    lo = min(off for _, off, k in sized)
+    hi = max(off + k for _, off, k in sized)
+    if hi <= lo:                                            # every job empty
+        return GS.identity((len(jobs),), device=bases.device)
+    if any(isinstance(sc, FieldTensor) for sc, _, _ in sized):
+        rows = torch.zeros((Fr.limbs, len(jobs), hi - lo), dtype=torch.int32, device=bases.device)
+        for j, (sc, off, k) in enumerate(sized):
+            if k:
+                t = sc if isinstance(sc, FieldTensor) else Fr.tensor(_ints(Fr, sc[0]), device=bases.device)
+                rows[:, j, off - lo:off - lo + k] = t.data
+        matrix = FieldTensor(Fr, rows)
+    else:                                                   # host words: placed on the host, uploaded once
+        matrix = np.zeros((len(jobs), hi - lo, sized[0][0].shape[2]), dtype=sized[0][0].dtype)
+        for j, (sc, off, k) in enumerate(sized):
+            matrix[j, off - lo:off - lo + k] = sc[0]
+    pts = PointTensor(GS, bases.device_points[:, :, lo:hi])
+    return device.device_msm(GS, matrix, pts, cfg, stats)
+
+
+def _ints(Fr, words) -> list[int]:
+    """Python ints of standard-form words (k, Lr) uint32."""
+    return [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in words]
 
 
 def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,

@@ -44,7 +44,7 @@ from ...tensor import FieldTensor
 from .model import MSMConfig, n_windows
 from .scalars import scalar_words
 
-INTERPRET_BLOCK = 1 << 14       # lanes a program under the interpreter (its cost is per program)
+INTERPRET_BLOCK = 1 << 14       # most lanes a program under the interpreter (its cost is per program)
 
 
 def on_device(device) -> bool:
@@ -116,6 +116,15 @@ def _launch(kernel, grid, args, meta, interpret: bool, block: int):
                 kernel[grid](*args, **meta, BLOCK=block, num_warps=msm_device_warps(block))
 
 
+def _go(kernel, lanes: int, args, meta, interpret: bool, block: int):
+    """Launch `kernel` over `lanes` columns. Interpreted, a program covers every lane up to
+    INTERPRET_BLOCK, rounded up to a power of two only as far as the lanes need: the
+    interpreter's numpy work per operation grows with the block, masked lanes included."""
+    if interpret:
+        block = min(INTERPRET_BLOCK, max(16, 1 << (lanes - 1).bit_length()))
+    _launch(kernel, (triton_cdiv(lanes, block),), args, meta, interpret, block)
+
+
 def msm_device_warps(block: int) -> int:
     from ...kernels.msm_triton import num_warps
     return num_warps(block)
@@ -139,7 +148,7 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
     interpret = dev.type != "cuda"
-    block = INTERPRET_BLOCK if interpret else cfg.block
+    block = cfg.block
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
     # 1-2: digits, keys, sort, bucket starts
@@ -164,24 +173,22 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
         out = torch.empty((L, K, lanes), dtype=torch.int32, device=dev)
         args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
                 + msm_device.strides(out) + [lanes, NB])
-        _launch(mod.accumulate, (triton_cdiv(lanes, block),), args,
-                dict(LOG_NB=log_nb, S=S, INDIRECT=r == 0), interpret, block)
+        _go(mod.accumulate, lanes, args, dict(LOG_NB=log_nb, S=S, INDIRECT=r == 0), interpret, block)
         src = out
     # 4: reduction (bucket (row, v) is column row·N + v - 1 of the last round's output)
     KB, LB = lay["KB"], lay["LB"]
     sa = torch.empty((L, K, rows * KB), dtype=torch.int32, device=dev)
     sr = torch.empty_like(sa)
-    _launch(mod.bucket_reduce, (triton_cdiv(rows * KB, block),),
-            msm_device.strides(src) + msm_device.strides(sa) + msm_device.strides(sr) + [rows * KB, N],
-            dict(KB=KB, LB=LB), interpret, block)
+    _go(mod.bucket_reduce, rows * KB,
+        msm_device.strides(src) + msm_device.strides(sa) + msm_device.strides(sr) + [rows * KB, N],
+        dict(KB=KB, LB=LB), interpret, block)
     tw = torch.empty((L, K, rows), dtype=torch.int32, device=dev)
-    _launch(mod.window_sums, (triton_cdiv(rows, block),),
-            msm_device.strides(sa) + msm_device.strides(sr) + msm_device.strides(tw) + [rows],
-            dict(KB=KB, LOG_LB=LB.bit_length() - 1), interpret, block)
+    _go(mod.window_sums, rows,
+        msm_device.strides(sa) + msm_device.strides(sr) + msm_device.strides(tw) + [rows],
+        dict(KB=KB, LOG_LB=LB.bit_length() - 1), interpret, block)
     # 5: windows
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
-    _launch(mod.combine, (triton_cdiv(B, block),), msm_device.strides(tw) + msm_device.strides(res) + [B],
-            dict(W=W, C=C), interpret, block)
+    _go(mod.combine, B, msm_device.strides(tw) + msm_device.strides(res) + [B], dict(W=W, C=C), interpret, block)
     if stats is not None:
         stats.update(window=C, windows=W, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_blocks=KB, path="device")
