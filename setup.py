@@ -33,7 +33,7 @@ setup(
         "torch-mlir>=20261001",
     ],
     extras_require={
-        # scripts/test.sh: -n auto --dist worksteal needs pytest-xdist 3.2; ruff is its lint step
+        # scripts/test.sh runs pytest -n auto (pytest-xdist); ruff is its lint step
         "test": ["pytest>=8", "pytest-xdist>=3.2", "py_ecc>=8", "ruff>=0.6", "scikit-learn", "hypothesis>=6"],
         # bench/report.py's plots (Axes.set_yticks with labels: matplotlib 3.5)
         "bench": ["matplotlib>=3.5", "scikit-learn"],

@@ -80,32 +80,41 @@ def _machine_busy_s() -> float | None:
 
 
 def _self_cpu_s() -> float:
-    """User + system CPU seconds of this process (all its threads) and of its child processes,
-    live (the prover's MSM helper) or ended: work done for the run is not disturbance."""
+    """User + system CPU seconds of this process (all its threads) and of its descendants,
+    live (the prover's MSM helper, a `zktensor serve` started by the bench and the service's
+    own helper) or ended: work done for the run is not disturbance."""
     ru, rc = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime + rc.ru_utime + rc.ru_stime + _children_cpu_s()
+    return ru.ru_utime + ru.ru_stime + rc.ru_utime + rc.ru_stime + _descendants_cpu_s("self")
 
 
-def _children_cpu_s() -> float:
-    """utime + stime of this process's live children, from /proc (0 where it is not there)."""
-    total = 0
-    try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
-        return 0.0
-    for tid in tasks:
+def _descendants_cpu_s(pid) -> float:
+    """utime + stime of the live descendants of `pid`, each with its own ended and waited
+    children (cutime, cstime), from /proc (0 where it is not there)."""
+    total, todo, seen = 0, [str(pid)], set()
+    while todo:
+        parent = todo.pop()
         try:
-            with open(f"/proc/self/task/{tid}/children") as f:
-                pids = f.read().split()
+            tasks = os.listdir(f"/proc/{parent}/task")
         except OSError:
             continue
-        for pid in pids:
+        for tid in tasks:
             try:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{parent}/task/{tid}/children") as f:
+                    kids = f.read().split()
             except OSError:
                 continue
-            total += int(fields[11]) + int(fields[12])      # utime, stime (fields 14, 15 of stat)
+            for kid in kids:
+                if kid in seen:
+                    continue
+                seen.add(kid)
+                try:
+                    with open(f"/proc/{kid}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                # utime, stime, cutime, cstime: fields 14-17 of stat
+                total += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+                todo.append(kid)
     return total / _CLK_TCK
 
 
