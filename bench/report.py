@@ -59,7 +59,7 @@ except ImportError:  # run as ``python bench/report.py``
         machine_key, machine_summary, op_group,
     )
 
-PEER_SYSTEMS = ("gnark-crypto", "arkworks", "snarkjs")
+PEER_SYSTEMS = ("gnark-crypto", "arkworks", "snarkjs", "rapidsnark")
 
 #: Groups whose ``size`` is a repetition count, compared by throughput.
 RATE_GROUPS = {"fr_mul", "fq_mul", "fr_add", "fq_add"}
@@ -207,7 +207,7 @@ def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | N
     Only a row of the same run (machine, file, run id) with the same thread count
     (GPU rows: the run's largest peer thread count) qualifies, and only when both
     rows are undisturbed.  Reasons: ``no peer`` (no row of that peer, op group,
-    curve and size anywhere), ``other run``, ``other threads``, ``peer disturbed``,
+    curve, size and circuit anywhere), ``other run``, ``other threads``, ``peer disturbed``,
     ``peer unchecked``, ``disturbed`` / ``unchecked`` (the row itself), ``other workload``
     (``OTHER_WORKLOAD``)."""
     group, rate = row["_group"], row["_group"] in RATE_GROUPS
@@ -216,7 +216,7 @@ def find_reference(row: dict, rows: Sequence[dict], peer: str) -> tuple[dict | N
     cands = [
         r for r in rows
         if r["system"] == peer and r["_group"] == group and r["_curve"] == row["_curve"]
-        and (rate or r["size"] == row["size"])
+        and (rate or r["size"] == row["size"]) and r.get("circuit") == row.get("circuit")
     ]
     if not cands:
         return None, "no peer"
@@ -319,7 +319,8 @@ def group_table(rows: Sequence[dict], all_rows: Sequence[dict], *, show_machine:
     for r in rows:
         cells = [
             r["system"] + (f" {r['version']}" if r.get("version") else ""),
-            r["op"], r["strategy"] or "—", r["target"], str(r["threads"]), fmt_size(r["size"]),
+            r["op"] + (f" ({r['circuit']})" if r.get("circuit") else ""), r["strategy"] or "—", r["target"],
+            str(r["threads"]), fmt_size(r["size"]),
             fmt_time(r["median_s"]), fmt_time(r["min_s"]),
         ]
         if rate:
