@@ -250,7 +250,8 @@ def test_cpu_target_reports_counts():
 @pytest.mark.slow
 def test_prepared_many_and_plan_on_device():
     """The full-width case: msm_prepare on the Triton target keeps the bases on the device;
-    msm_plan with msm, and msm_many (its jobs one batched program), against them run the
+    msm_plan with msm, and msm_many (its jobs, a FieldTensor and Python ints, one batched
+    program), against them run the
     device program with no host read, over scalars 0, 1, r - 1 and repeats and bases with
     the identity, P and -P: the oracle's sums."""
     name = "bn254.g1"
@@ -258,7 +259,7 @@ def test_prepared_many_and_plan_on_device():
     G = zt.group(name)
     P = G.tensor(pts)
     K = G.Fr.tensor(ks)
-    halves = [(G.Fr.tensor(ks[:8]), 0), (G.Fr.tensor(ks[8:]), 8)]
+    halves = [(G.Fr.tensor(ks[:8]), 0), (ks[8:], 8)]          # a FieldTensor job and a Python-int job
     want = O.msm(g, pts, ks)
     with zt.config(target="triton"):
         bases = zt.msm_prepare(P)
@@ -271,3 +272,22 @@ def test_prepared_many_and_plan_on_device():
     assert st["launches"] <= MAX_LAUNCHES
     assert one.to_affine() == want
     assert many.to_affine() == [O.msm(g, pts[:8], ks[:8]), O.msm(g, pts[8:], ks[8:])]
+
+
+def test_many_on_device_bad_input(monkeypatch):
+    """msm_many against resident bases refuses what the CPU path refuses, naming the job,
+    before the device program runs; jobs that are all empty are identities without it."""
+    G = zt.group("bn254.g1")
+    P = G.tensor(list(oracle_points("bn254.g1", 4)))
+    with zt.config(target="triton"):
+        bases = zt.msm_prepare(P)
+        assert bases.device_points is not None
+        monkeypatch.setattr(device, "device_msm", lambda *a, **k: pytest.fail("the device program ran"))
+        for jobs, msg in [([(zt.field("bn254.fq").tensor([1, 2]), 0)], "job 0: scalars must be bn254.fr"),
+                          ([([1], 0), (G.Fr.tensor([[1, 2], [3, 4]]), 0)], "job 1: scalars must be one vector"),
+                          ([([1, 2], 3)], "job 0: 2 scalars from base 3 pass the 4 bases"),
+                          ([([G.Fr.p], 0)], "outside")]:
+            with pytest.raises(ValueError, match=msg):
+                zt.msm_many(jobs, bases)
+        res = zt.msm_many([([], 0), ([], 4)], bases)
+    assert res.to_affine() == [None, None]

@@ -100,9 +100,11 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
 
 def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTensor:
     """msm_many against resident bases as one device program: the jobs become the rows of
-    a (len(jobs), span) scalar matrix over the bases they touch, zero outside each job's
-    slice (a zero digit makes no entry), so the jobs share every launch."""
-    Fr, sized = GS.Fr, []
+    a (len(jobs), span) matrix of standard-form scalar words over the bases they touch,
+    zero outside each job's slice (a zero digit makes no entry), so the jobs share every
+    launch but each FieldTensor job's conversion out of Montgomery form."""
+    from ...kernels.field_programs import from_mont
+    Fr, dev, sized = GS.Fr, bases.device, []
     for j, (scalars, off) in enumerate(jobs):
         if isinstance(scalars, FieldTensor):
             if scalars.F != Fr:
@@ -118,28 +120,17 @@ def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTe
         if not 0 <= off <= bases.n - k:
             raise ValueError(f"msm_many: job {j}: {k} scalars from base {off} pass the {bases.n} bases")
         sized.append((sc, off, k))
-    lo = min(off for _, off, k in sized)
-    hi = max(off + k for _, off, k in sized)
-    if hi <= lo:                                            # every job empty
-        return GS.identity((len(jobs),), device=bases.device)
-    if any(isinstance(sc, FieldTensor) for sc, _, _ in sized):
-        rows = torch.zeros((Fr.limbs, len(jobs), hi - lo), dtype=torch.int32, device=bases.device)
-        for j, (sc, off, k) in enumerate(sized):
-            if k:
-                t = sc if isinstance(sc, FieldTensor) else Fr.tensor(_ints(Fr, sc[0]), device=bases.device)
-                rows[:, j, off - lo:off - lo + k] = t.data
-        matrix = FieldTensor(Fr, rows)
-    else:                                                   # host words: placed on the host, uploaded once
-        matrix = np.zeros((len(jobs), hi - lo, sized[0][0].shape[2]), dtype=sized[0][0].dtype)
-        for j, (sc, off, k) in enumerate(sized):
-            matrix[j, off - lo:off - lo + k] = sc[0]
+    spans = [(off, off + k) for _, off, k in sized if k]
+    if not spans:                                           # every job empty
+        return GS.identity((len(jobs),), device=dev)
+    lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+    words = torch.zeros((Fr.limbs, len(jobs), hi - lo), dtype=torch.int32, device=dev)
+    for j, (sc, off, k) in enumerate(sized):
+        if k:                                               # ints are host data: uploaded once
+            words[:, j, off - lo:off - lo + k] = from_mont(Fr, sc.data) if isinstance(sc, FieldTensor) else \
+                torch.from_numpy(sc[0].view("<i4").T.copy()).to(dev)
     pts = PointTensor(GS, bases.device_points[:, :, lo:hi])
-    return device.device_msm(GS, matrix, pts, cfg, stats)
-
-
-def _ints(Fr, words) -> list[int]:
-    """Python ints of standard-form words (k, Lr) uint32."""
-    return [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in words]
+    return device.device_msm(GS, words, pts, cfg, stats)
 
 
 def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,

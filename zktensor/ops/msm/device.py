@@ -133,7 +133,8 @@ def msm_device_warps(block: int) -> int:
 def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | None = None,
                bits: int | None = None):
     """sum_i k_i·P_i for scalars (a FieldTensor (n,) or (B, n) of the scalar field on the
-    points' device, or Python ints) and 1-D points, on the Triton target: a PointTensor
+    points' device, Python ints, or standard-form int32 words (Lr, B, n) on that device)
+    and 1-D points, on the Triton target: a PointTensor
     of shape (B,). `bits`: scalars are below 2^bits (default: r's bits), fewer windows."""
     dev = points.device
     n = points.shape[0]
@@ -198,8 +199,10 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
 def _scalar_words(GS, scalars, dev) -> torch.Tensor:
     """Standard-form words (Lr, B, n) on the device: a FieldTensor through `from_mont` on the
     device; Python ints checked and converted on the host (they are host data), then
-    uploaded once."""
+    uploaded once; int32 words (Lr, B, n) already on the device as they are."""
     Fr = GS.Fr
+    if isinstance(scalars, torch.Tensor):                   # words already there (msm_many's matrix)
+        return scalars
     if isinstance(scalars, FieldTensor):
         if scalars.F != Fr:
             raise ValueError(f"{GS.name}: scalars must be {Fr.name} elements, got {scalars.F.name}")
