@@ -88,3 +88,32 @@ def test_off_and_zkey_objects_bypass_the_cache(cache, monkeypatch):
     monkeypatch.delenv("ZKTENSOR_TABLE_CACHE")
     assert Prover(read_zkey(str(DEMO / "demo.zkey")), device="cpu", helper=False).tables_from == "built"
     assert not cache.exists()
+
+
+def test_entries_of_other_specs_stay_and_stale_layouts_go(cache, capfd):
+    """The CLI's plain tables and the service's weighted ones are both kept for one key (each
+    would otherwise rebuild the other's every time); an entry laid out by other code is
+    reported and removed when the key is stored again."""
+    from zktensor.groth16.key import PLAIN
+    from zktensor.groth16.prover import Prover
+
+    def plain():
+        return Prover(str(DEMO / "demo.zkey"), device="cpu", helper=False, checkpoint=PLAIN)
+
+    def weighted():                 # M = 1: consolidated, as the service's default is for large keys
+        return Prover(str(DEMO / "demo.zkey"), device="cpu", helper=False, checkpoint=1)
+
+    assert weighted().tables_from == "built" and plain().tables_from == "built"
+    assert len([d for d in cache.iterdir() if not d.name.startswith(".")]) == 2
+    assert weighted().tables_from == "mapped" and plain().tables_from == "mapped"
+    # an entry of older code: another layout fingerprint under another name
+    d = max((d for d in cache.iterdir() if not d.name.startswith(".")), key=lambda d: (d / "meta.json").stat().st_mtime)
+    meta = json.loads((d / "meta.json").read_text())
+    meta["layout"] = "0" * 16
+    (d / "meta.json").write_text(json.dumps(meta))
+    stale = d.rename(cache / ("0" * 64))
+    capfd.readouterr()
+    assert plain().tables_from == "built"
+    err = capfd.readouterr().err
+    assert str(stale) in err and "other code" in err and not stale.exists()
+    assert weighted().tables_from == "mapped" and plain().tables_from == "mapped"

@@ -18,7 +18,9 @@ layout, so a change there misses instead of handing the MSM a table it does not
 expect. Every file is checked against meta.json's sizes and crc32 before it is used;
 an entry that fails (truncated, flipped bits, unreadable meta) is reported on stderr,
 removed and rebuilt. Entries are written to a temporary directory and renamed into
-place: a reader never sees half of one.
+place: a reader never sees half of one. Storing an entry removes the key's entries laid
+out by other code (reported) and keeps a few of its other specs (the CLI's plain tables
+and the service's weighted ones live side by side), the most recently loaded first.
 
 ``ZKTENSOR_TABLE_CACHE=off`` turns the cache off. The tables the cache holds were
 decoded and checked (on the curve) when they were built; `meta.json`'s ``validated``
@@ -195,16 +197,50 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
     return final
 
 
+KEEP_PER_KEY = 4
+
+
 def _prune(root: Path, zkey_digest: str, keep: str) -> None:
-    """Remove the key's entries for other layouts or specs: a new entry supersedes them."""
+    """Remove the key's entries that a new entry supersedes: those of another layout (code
+    that lays tables out differently: stale, reported on stderr) and, of those with other
+    specs (the CLI's plain tables beside the service's weighted ones, another device), all
+    but the KEEP_PER_KEY - 1 most recently used. Entries of other keys are left alone."""
+    same_layout = []
     for d in root.iterdir():
         if d.name == keep or d.name.startswith("."):
             continue
         try:
-            if json.loads((d / "meta.json").read_text()).get("zkey_sha256") == zkey_digest:
-                shutil.rmtree(d, ignore_errors=True)
+            meta = json.loads((d / "meta.json").read_text())
         except (OSError, ValueError):
             continue
+        if meta.get("zkey_sha256") != zkey_digest:
+            continue
+        if meta.get("layout") != layout_fingerprint():
+            print(f"zktensor: table cache entry {d} was laid out by other code (layout "
+                  f"{meta.get('layout')}); removing it", file=sys.stderr)
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            same_layout.append(d)
+    same_layout.sort(key=_last_used, reverse=True)
+    for d in same_layout[KEEP_PER_KEY - 1:]:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _last_used(d: Path) -> float:
+    """When the entry was last loaded (its `used` stamp) or else written."""
+    for name in ("used", "meta.json"):
+        try:
+            return os.path.getmtime(d / name)
+        except OSError:
+            continue
+    return 0.0
+
+
+def _touch_used(d: Path) -> None:
+    try:
+        (d / "used").touch()
+    except OSError:
+        pass  # a read-only cache still serves; only the pruning order loses its hint
 
 
 def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
@@ -215,7 +251,9 @@ def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
     if not (d / "meta.json").exists():
         return None
     try:
-        return _load(d, zkey_digest, specs, device)
+        out = _load(d, zkey_digest, specs, device)
+        _touch_used(d)
+        return out
     except (CacheCorrupt, OSError, ValueError, KeyError, TypeError) as e:
         print(f"zktensor: table cache entry {d} is corrupt ({e}); rebuilding it", file=sys.stderr)
         shutil.rmtree(d, ignore_errors=True)

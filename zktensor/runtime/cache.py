@@ -20,6 +20,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,25 +81,43 @@ def lookup(key: str) -> Path | None:
 
 
 _compiled = 0
+_notes_lock = threading.Lock()
 
 
-def _note_compile(builder, seconds: float) -> None:
-    """A cold compile says so on stderr (a first proof on a fresh machine is otherwise silent
-    for as long as its kernels take); ZKTENSOR_COMPILE_NOTES=off silences it."""
+def _notes_on() -> bool:
+    return os.environ.get("ZKTENSOR_COMPILE_NOTES", "on") != "off"
+
+
+def _note_start(builder) -> int:
+    """A cold compile says so on stderr before it starts (a first proof on a fresh machine is
+    otherwise silent for as long as its kernels take), and again when it ends;
+    ZKTENSOR_COMPILE_NOTES=off silences both. Returns the compile's number in this process."""
     global _compiled
-    _compiled += 1
-    if os.environ.get("ZKTENSOR_COMPILE_NOTES", "on") == "off":
-        return
-    if _compiled == 1:
-        print(f"zktensor: compiling kernels on first use (once; cached in {cache_root() / 'kernels'}; "
-              "`zktensor warmup` compiles them ahead of time)", file=sys.stderr, flush=True)
+    with _notes_lock:
+        _compiled += 1
+        n = _compiled
+    if _notes_on():
+        if n == 1:
+            print(f"zktensor: compiling kernels on first use (once; cached in {cache_root() / 'kernels'}; "
+                  "`zktensor warmup` compiles them ahead of time)", file=sys.stderr, flush=True)
+        print(f"zktensor: compiling kernel {n} ({_builder_name(builder)}) ...", file=sys.stderr, flush=True)
+    return n
+
+
+def _note_end(builder, n: int, seconds: float) -> None:
+    if _notes_on():
+        print(f"zktensor: compiled kernel {n} ({_builder_name(builder)}) in {seconds:.1f} s",
+              file=sys.stderr, flush=True)
+
+
+def _builder_name(builder) -> str:
     where = getattr(builder, "__module__", None) or "?"
-    print(f"zktensor: compiled kernel {_compiled} ({where.rsplit('.', 1)[-1]}) in {seconds:.1f} s",
-          file=sys.stderr, flush=True)
+    return where.rsplit(".", 1)[-1]
 
 
 def build(key: str, builder) -> Path:
     """Run builder(tmp_dir) -> meta dict, then publish the entry atomically."""
+    n = _note_start(builder)
     t0 = time.perf_counter()
     final = cache_root() / "kernels" / key
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -109,5 +128,5 @@ def build(key: str, builder) -> Path:
         publish_dir(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    _note_compile(builder, time.perf_counter() - t0)
+    _note_end(builder, n, time.perf_counter() - t0)
     return final
