@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from zktensor.groth16 import outputs
 from zktensor.groth16.outputs import OutputError, check_outputs, write_outputs, write_proof_pair
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
+from unwritable import unwritable_dir  # noqa: E402
 
 
 def _listing(d):
@@ -26,16 +32,20 @@ def test_refuses_empty_directory_and_missing_directory(tmp_path):
     assert _listing(tmp_path) == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
-def test_refuses_unwritable_directory(tmp_path):
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    ro.chmod(0o500)
-    try:
-        with pytest.raises(OutputError, match="is not writable"):
+def test_refuses_unwritable_directory_also_as_root(tmp_path):
+    # permission bits alone do not stop root: unwritable_dir finds a way that does
+    with unwritable_dir(tmp_path) as (ro, how):
+        with pytest.raises(OutputError, match=f"{ro / 'p.json'}: directory {ro} is not writable"):
             check_outputs([ro / "p.json"])
-    finally:
-        ro.chmod(0o700)
+        with pytest.raises(OutputError, match="is not writable"):
+            write_outputs([(tmp_path / "q.json", "q"), (ro / "p.json", "p")])
+    assert not (tmp_path / "q.json").exists()
+
+
+def test_refuses_a_path_under_a_regular_file(tmp_path):
+    (tmp_path / "file.json").write_text("x")
+    with pytest.raises(OutputError, match=f"{tmp_path / 'file.json' / 'p.json'}: .*file.json is not a directory"):
+        check_outputs([tmp_path / "file.json" / "p.json"])
 
 
 def test_refuses_inputs_and_each_other_through_links(tmp_path):
@@ -118,3 +128,30 @@ def test_proof_pair_layout(tmp_path):
     write_proof_pair(a, b, proof, [1, 2])
     assert read_proof(a) == proof and read_public(b) == [1, 2]
     assert b.read_text() == '[\n "1",\n "2"\n]'
+
+
+def test_a_writer_killed_mid_write_leaves_hidden_files_the_next_write_removes(tmp_path):
+    a, b = tmp_path / "proof.json", tmp_path / "public.json"
+    a.write_text("old a")
+    b.write_text("old b")
+    # a child killed (SIGKILL: nothing runs after it) at its first rename, after the temporaries
+    # and the backups of the old contents were made
+    code = ("import os, signal, sys\n"
+            "from zktensor.groth16 import outputs\n"
+            "outputs.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "outputs.write_outputs([(sys.argv[1], 'new a'), (sys.argv[2], 'new b')])\n")
+    root = Path(__file__).resolve().parents[2]
+    child = subprocess.run([sys.executable, "-c", code, str(a), str(b)], cwd=root, capture_output=True,
+                           env=dict(os.environ, PYTHONPATH=str(root)))
+    assert child.returncode == -9, child.stderr
+    left = [n for n in _listing(tmp_path) if n not in ("proof.json", "public.json")]
+    assert sorted(n.rsplit(".", 1)[1] for n in left) == ["old", "old", "tmp", "tmp"], left
+    assert all(n.startswith((".proof.json.zktensor-", ".public.json.zktensor-")) for n in left), left
+    assert a.read_text() == "old a" and b.read_text() == "old b"
+    # a live process's files (this one's, our parent's) are in use: kept
+    live = [tmp_path / f".proof.json.zktensor-{os.getpid()}-1.old", tmp_path / f".proof.json.zktensor-{os.getppid()}-2.tmp"]
+    for p in live:
+        p.write_text("in use")
+    write_outputs([(a, "new a"), (b, "new b")])
+    assert a.read_text() == "new a" and b.read_text() == "new b"
+    assert _listing(tmp_path) == sorted(["proof.json", "public.json"] + [p.name for p in live])

@@ -5,9 +5,12 @@
     write_proof_pair(proof_path, public_path, proof, public)
 
 ``check_outputs`` refuses, naming the path as the user gave it: an empty path, a
-directory, a directory to write into that is missing or not writable, something
-that is not a regular file (a device, a FIFO), and an output that is an input or
-another output (the same file after resolving symbolic links, or a hard link of it).
+directory, a directory to write into that is missing, not a directory or not
+writable, something that is not a regular file (a device, a FIFO), and an output
+that is an input or another output (the same file after resolving symbolic links,
+or a hard link of it). Writability is tried, not inferred from permission bits
+(which root ignores, and which say nothing of read-only or pseudo filesystems): a
+temporary file is made in the directory and removed.
 
 ``write_outputs`` replaces several files so that they change together: every new
 file is first written in full to a temporary file beside its destination (flushed
@@ -19,6 +22,11 @@ held back during the renames, so that Ctrl-C or a ``kill`` leaves either the old
 set or the new one; only SIGKILL or a power cut between two renames can leave a
 mix, the window being a few system calls wide.
 
+The temporary files and the second names of the old contents are hidden and say
+whose they are, ``.<name>.zktensor-<pid>-<...>.tmp`` / ``.old``; a writer killed
+(SIGKILL) before removing them leaves them behind, and the next write of the same
+output removes those of processes that no longer run.
+
 A destination that is a symbolic link is written through it (its target is
 replaced), as ``open(path, "w")`` would. Standard library only: the prover
 service's thin client imports this module.
@@ -26,7 +34,9 @@ service's thin client imports this module.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -55,6 +65,62 @@ def _same_file(a: str, b: str) -> bool:
     return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
 
 
+_MARK = "zktensor"
+"""In our temporary and backup names (`_aside_name`): what makes them ours to clean up."""
+
+
+def _aside_name(target: str, tag: str, suffix: str) -> str:
+    """A hidden name beside ``target`` saying this process made it: ``.<base>.zktensor-<pid>-<tag><suffix>``."""
+    d, base = os.path.split(target)
+    return os.path.join(d, f".{base}.{_MARK}-{os.getpid()}-{tag}{suffix}")
+
+
+def _aside_prefix(target: str) -> str:
+    return f".{os.path.basename(target)}.{_MARK}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:           # EPERM: another user's live process
+        return True
+    return True
+
+
+def clean_stale(target: str) -> list[str]:
+    """Remove the temporaries and backups of ``target`` (`_aside_name`) left by processes
+    that no longer run; returns their paths. Our own process's are in use: kept."""
+    d, base = os.path.split(_resolved(target))
+    pattern = re.compile(rf"\.{re.escape(base)}\.{_MARK}-(\d+)-[^/]*\.(?:tmp|old)")
+    removed = []
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return removed
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(d, name))
+            removed.append(os.path.join(d, name))
+    return removed
+
+
+def _try_create(directory: str, target: str) -> OSError | None:
+    """Make and remove a file in ``directory``: None if that works, else the error."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=_aside_prefix(target), suffix=".tmp", dir=directory)
+    except OSError as e:
+        return e
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
+    return None
+
+
 def check_output(path, what: str = "output") -> str:
     """One output path's own checks (see the module doc); returns it as a str."""
     if path is None or os.fspath(path) in ("", b""):
@@ -71,13 +137,18 @@ def check_output(path, what: str = "output") -> str:
         if not stat.S_ISREG(mode):
             raise OutputError(f"{name}: exists and is not a regular file")
     directory = os.path.dirname(target)
+    shown = os.path.dirname(name) or "."
     if not os.path.isdir(directory):
-        shown = os.path.dirname(name) or "."
+        if os.path.lexists(directory):
+            raise OutputError(f"{name}: {shown} is not a directory")
         raise OutputError(f"{name}: directory {shown} does not exist")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        shown = os.path.dirname(name) or "."
-        raise OutputError(f"{name}: directory {shown} is not writable")
-    return name
+    err = None if os.access(directory, os.W_OK | os.X_OK) else PermissionError(errno.EACCES, "Permission denied")
+    err = err or _try_create(directory, target)
+    if err is None:
+        return name
+    if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        raise OutputError(f"{name}: directory {shown} is not writable ({err.strerror or err})")
+    raise OutputError(f"{name}: cannot write ({err.strerror or err})")
 
 
 def check_outputs(outputs: Sequence, inputs: Sequence = (), what: Sequence[str] | None = None) -> list[str]:
@@ -111,18 +182,28 @@ def _signals_held():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def _chunks(data) -> list:
+    """str (UTF-8), a bytes-like object, or a list/tuple of bytes-like chunks (a large file
+    written without being joined into one) -> the chunks to write."""
+    if isinstance(data, str):
+        return [data.encode("utf-8")]
+    if isinstance(data, (list, tuple)):
+        return list(data)
+    return [data]
+
+
 def _write_temp(name: str, data) -> str:
     """The new content of ``name`` in a temporary file beside its target; its path."""
     target = _resolved(name)
     directory = os.path.dirname(target)
-    blob = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=_aside_prefix(target), suffix=".tmp", dir=directory)
     except OSError as e:
         raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(blob)
+            for chunk in _chunks(data):
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         try:
@@ -143,7 +224,7 @@ def _backup(target: str) -> str | None:
     """A second name for the current file at ``target`` (None: there is none)."""
     if not os.path.exists(target):
         return None
-    backup = f"{target}.{os.getpid()}.{threading.get_ident()}.old"
+    backup = _aside_name(target, str(threading.get_ident()), ".old")
     with contextlib.suppress(FileNotFoundError):
         os.unlink(backup)
     try:
@@ -154,9 +235,12 @@ def _backup(target: str) -> str | None:
 
 
 def write_outputs(items: Sequence) -> None:
-    """Replace the files of ``items`` ((path, str | bytes) pairs) as one set: all of
-    them or none (module doc). Raises OutputError naming the user's path."""
+    """Replace the files of ``items`` ((path, data) pairs; data: str, bytes, or a list of
+    bytes-like chunks) as one set: all of them or none (module doc). Raises OutputError
+    naming the user's path."""
     items = [(check_output(p), data) for p, data in items]
+    for name, _ in items:
+        clean_stale(name)
     temps: list[str] = []
     try:
         for name, data in items:
@@ -208,4 +292,4 @@ def write_proof_pair(proof_path, public_path, proof, public) -> None:
     write_outputs([(proof_path, dumps(proof_doc)), (public_path, dumps(public_to_json(public)))])
 
 
-__all__ = ["OutputError", "check_output", "check_outputs", "write_outputs", "write_proof_pair"]
+__all__ = ["OutputError", "check_output", "check_outputs", "clean_stale", "write_outputs", "write_proof_pair"]
