@@ -178,11 +178,19 @@ def _setup_args(p: argparse.ArgumentParser) -> None:
 
 
 def _setup(a: argparse.Namespace) -> int:
+    from .groth16.outputs import OutputError, check_outputs
+    from .groth16.setup import default_vk_path
+    vk = a.vk if a.vk is not None else default_vk_path(a.zkey)
+    try:         # before the work, as prove: outputs that are missing, unwritable or an input
+        check_outputs([a.zkey, vk], inputs=[a.r1cs], what=["proving key", "verification key"])
+    except OutputError as e:
+        _err(str(e))
+        return 2
     from .groth16.formats import FormatError
     from .groth16.setup import INSECURE_WARNING, setup
-    print(INSECURE_WARNING, file=sys.stderr)
-    try:
-        res = setup(a.r1cs, a.zkey, vk_path=a.vk, curve=a.curve, device=a.device)
+    try:         # the warning once the circuit is accepted: a refused input gets one line
+        res = setup(a.r1cs, a.zkey, vk_path=vk, curve=a.curve, device=a.device,
+                    on_start=lambda: print(INSECURE_WARNING, file=sys.stderr))
     except (FormatError, ValueError, OSError) as e:
         _err(str(e))
         return 1

@@ -56,10 +56,11 @@ from .fixed_base import FixedBase
 from .formats import read_r1cs
 from .formats.curves import curve_from_name
 from .formats.points import codec
-from .formats.zkey import CoefSection, PointSection, ZKey, write_zkey
-from .outputs import check_outputs
+from .formats.json_io import dumps
+from .formats.zkey import CoefSection, PointSection, ZKey, zkey_chunks
+from .outputs import check_outputs, write_outputs
 from .r1cs_to_qap import SparseFr, r2_form, words_to_limbs
-from .vk import export_vk
+from .vk import vk_json
 
 INSECURE_WARNING = ("WARNING: zktensor setup is a single-party development setup. Its toxic waste "
                     "(tau, alpha, beta, gamma, delta) existed in this process: keys made with it are "
@@ -84,18 +85,30 @@ def domain_power(n_constraints: int, n_public: int) -> int:
     return max(1, (n_constraints + n_public).bit_length())
 
 
+def default_vk_path(zkey_path) -> str | None:
+    """Where the verification key goes without --vk: beside the key, <name>.vk.json."""
+    if zkey_path in (None, ""):
+        return None
+    p = Path(zkey_path)
+    return str(p.with_name(p.stem + ".vk.json"))
+
+
 def _nonzero(r: int) -> int:
     return secrets.randbelow(r - 1) + 1
 
 
 def setup(r1cs, zkey_path, *, vk_path=None, curve: str | None = None, device=None,
-          verbose: bool = False) -> SetupResult:
-    """Write a proving key and a verification key for a circuit (see the module docstring)."""
+          verbose: bool = False, on_start=None) -> SetupResult:
+    """Write a proving key and a verification key for a circuit (see the module docstring).
+
+    The output paths are checked before any work and the two files are replaced as a pair
+    (`outputs.write_outputs`: a failure leaves both as they were). on_start: called once
+    the circuit has been read and accepted, before the secrets exist (the CLI prints
+    INSECURE_WARNING then, so a refused input gets one line, its error)."""
     t_start = time.perf_counter()
     times: dict[str, float] = {}
-    if vk_path is None and zkey_path not in (None, ""):
-        p = Path(zkey_path)
-        vk_path = str(p.with_name(p.stem + ".vk.json"))
+    if vk_path is None:
+        vk_path = default_vk_path(zkey_path)
     # before any work: outputs that would overwrite the circuit or each other are refused
     check_outputs([zkey_path, vk_path], inputs=[r1cs] if isinstance(r1cs, (str, bytes, os.PathLike)) else [],
                   what=["proving key", "verification key"])
@@ -125,6 +138,8 @@ def setup(r1cs, zkey_path, *, vk_path=None, curve: str | None = None, device=Non
                          f"supports up to 2^{F.two_adicity - 1} for {curve}")
     N = 1 << power
     w_N, w_2N = F.root_of_unity(N), F.root_of_unity(2 * N)
+    if on_start is not None:
+        on_start()
 
     # toxic waste: tau off both domains (tau^(2N) != 1)
     tau = _nonzero(r)
@@ -199,8 +214,8 @@ def setup(r1cs, zkey_path, *, vk_path=None, curve: str | None = None, device=Non
                 IC=ps["IC"], coefs=coefs, A=ps["A"], B1=ps["B1"], B2=ps["B2"], C=ps["C"], H=ps["H"],
                 contributions=contributions, path=str(zkey_path))
     t = mark("assemble", t)
-    write_zkey(zkey_path, zkey)
-    export_vk(zkey, vk_path)
+    # the pair or nothing: a new key beside an old verification key would verify no proof
+    write_outputs([(zkey_path, zkey_chunks(zkey_path, zkey)), (vk_path, dumps(vk_json(zkey)))])
     mark("write", t)
     tau = alpha = beta = gamma = delta = gamma_inv = delta_inv = None    # toxic waste: drop it
     return SetupResult(str(zkey_path), str(vk_path), curve, power, n_vars, n_pub,
@@ -230,4 +245,4 @@ def _coef_section(F, rc, n_pub: int, device) -> bytes:
     return len(rows).to_bytes(4, "little") + rec.tobytes()
 
 
-__all__ = ["setup", "SetupResult", "INSECURE_WARNING", "domain_power"]
+__all__ = ["setup", "SetupResult", "INSECURE_WARNING", "default_vk_path", "domain_power"]

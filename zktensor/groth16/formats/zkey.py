@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .binfile import BinFile, read_binfile, write_binfile
+from .binfile import BinFile, encode_binfile, read_binfile, write_binfile
 from .curves import CURVES, curve_from_q, n8_of, q_of, r_of
 from .errors import FormatError
 from .points import PointCodec, codec
@@ -407,14 +407,8 @@ def _encode_groth_header(z: ZKey) -> bytes:
     ])
 
 
-def write_zkey(path, zkey: ZKey) -> None:
-    """Write a proving key snarkjs can prove with (atomically).
-
-    Sections go in ``zkey.section_order`` (snarkjs's own order by default, the
-    file's order for a key that was read), so a key read and written back is the
-    same bytes. Section 10 is written only when ``zkey.contributions`` is set:
-    snarkjs's prover and key export do not need it (its ``zkey verify`` does).
-    """
+def _sections(path, zkey: ZKey) -> list:
+    """The (section id, payload) pairs `write_zkey` writes, in file order, checked."""
     z = zkey
     if z.curve not in CURVES:
         raise ValueError(f"unknown curve {z.curve!r}")
@@ -431,4 +425,21 @@ def write_zkey(path, zkey: ZKey) -> None:
         ids.append(SEC_CONTRIBUTIONS)
     if sorted(ids) != sorted(set(ids)) or not set(range(1, 10)) <= set(ids):
         raise ValueError(f"{path}: section order {z.section_order} must name sections 1..9 once")
-    write_binfile(path, MAGIC, VERSION, [(sid, z.raw_section(sid)) for sid in ids])
+    return [(sid, z.raw_section(sid)) for sid in ids]
+
+
+def zkey_chunks(path, zkey: ZKey) -> list:
+    """The file `write_zkey` writes, as a list of byte chunks (for a caller that writes it
+    beside other files as one set: `groth16.outputs.write_outputs`)."""
+    return encode_binfile(MAGIC, VERSION, _sections(path, zkey))
+
+
+def write_zkey(path, zkey: ZKey) -> None:
+    """Write a proving key snarkjs can prove with (atomically).
+
+    Sections go in ``zkey.section_order`` (snarkjs's own order by default, the
+    file's order for a key that was read), so a key read and written back is the
+    same bytes. Section 10 is written only when ``zkey.contributions`` is set:
+    snarkjs's prover and key export do not need it (its ``zkey verify`` does).
+    """
+    write_binfile(path, MAGIC, VERSION, _sections(path, zkey))
