@@ -5,33 +5,7 @@ import pytest
 import torch
 
 import zktensor.zkml as zk
-from zktensor.zkml import reference
-from zktensor.zkml.quant import quantise_input
-from zkml_models import CNN, MLP, Identity1, PoolSum, Residual, with_bn_stats
-
-
-def edge_inputs(c, n_random=6, seed=0):
-    """zero, the largest and smallest representable inputs, an alternating mix, random ones."""
-    o = c.options
-    lo, hi = -(1 << (o.input_bits - 1)), (1 << (o.input_bits - 1)) - 1
-    shape = c.input_shape
-    g = torch.Generator().manual_seed(seed)
-    xs = [torch.zeros(shape), torch.full(shape, hi), torch.full(shape, lo),
-          torch.where(torch.arange(torch.Size(shape).numel()).reshape(shape) % 2 == 0, hi, lo)]
-    xs += [torch.randint(lo, hi + 1, shape, generator=g) for _ in range(n_random)]
-    return torch.stack(xs).double() / 2.0 ** o.input_scale
-
-
-def agree(c, x, oracle_check=False):
-    ints, floats = c.output(x)
-    ref = reference.run(c.qm, quantise_input(x, c.options, c.input_shape))
-    assert torch.equal(ints, ref)
-    assert torch.equal(floats, ref.double() / 2.0 ** c.qm.output_scale)
-    for j in (0, 1, 2, len(x) - 1):
-        words = c.witness_words(x[j])
-        c.check(words)
-        if oracle_check:
-            assert c.r1cs().first_unsatisfied(c.witness(x[j])) is None
+from zkml_models import CNN, MLP, Identity1, PoolSum, Residual, agree, edge_inputs, with_bn_stats
 
 
 @pytest.mark.parametrize("relu", [False, True])

@@ -1,9 +1,13 @@
-"""Small models shared by the zkml tests (a module of its own name, like groth16's fixture_support)."""
+"""Small models and checks shared by the zkml tests (a module of its own name, like groth16's
+fixture_support)."""
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from zktensor.zkml import reference
+from zktensor.zkml.quant import quantise_input
 
 
 class MLP(nn.Module):
@@ -100,3 +104,30 @@ def train(model: nn.Module, x, y, epochs=60, lr=0.02, seed=0) -> nn.Module:
         loss.backward()
         opt.step()
     return model.eval()
+
+
+# -- checks ---------------------------------------------------------------------------------------
+
+
+def edge_inputs(c, n_random=6, seed=0):
+    """zero, the largest and smallest representable inputs, an alternating mix, random ones."""
+    o = c.options
+    lo, hi = -(1 << (o.input_bits - 1)), (1 << (o.input_bits - 1)) - 1
+    shape = c.input_shape
+    g = torch.Generator().manual_seed(seed)
+    xs = [torch.zeros(shape), torch.full(shape, hi), torch.full(shape, lo),
+          torch.where(torch.arange(torch.Size(shape).numel()).reshape(shape) % 2 == 0, hi, lo)]
+    xs += [torch.randint(lo, hi + 1, shape, generator=g) for _ in range(n_random)]
+    return torch.stack(xs).double() / 2.0 ** o.input_scale
+
+
+def agree(c, x, oracle_check=False):
+    ints, floats = c.output(x)
+    ref = reference.run(c.qm, quantise_input(x, c.options, c.input_shape))
+    assert torch.equal(ints, ref)
+    assert torch.equal(floats, ref.double() / 2.0 ** c.qm.output_scale)
+    for j in (0, 1, 2, len(x) - 1):
+        words = c.witness_words(x[j])
+        c.check(words)
+        if oracle_check:
+            assert c.r1cs().first_unsatisfied(c.witness(x[j])) is None

@@ -132,6 +132,12 @@ class Circuit:
                 G.check_limit(int(max(-lo.min(), hi.max())), name)
                 t = T(a.lc.scale(f[0]) + b.lc.scale(f[1]), lo, hi)
                 fn = (lambda W, va, vb, f=f: va * f[0] + vb * f[1])
+            elif L.op == "addconst":
+                x, c = ins[0], L.attrs["c_int"]
+                lo, hi = x.lo + c, x.hi + c
+                G.check_limit(int(max(-lo.min(), hi.max())), name)
+                t = T(x.lc + LC.const(c), lo, hi)           # the constant rides on wire 0: no constraint
+                fn = (lambda W, v, c=c: v + c.unsqueeze(0))
             elif L.op == "argmax":
                 x = ins[0]
                 o, _, afn = G.argmax(sys, name, x.lc.flat(), x.lo.reshape(-1), x.hi.reshape(-1))

@@ -5,9 +5,13 @@ either a constant (parameters, buffers and whatever is computed from them alone,
 transposed weight, folded by running the op) or one of the layers the circuit knows:
 
     linear (addmm, mm, linear with constant weights), conv (convolution: stride, padding),
-    relu, avgpool, maxpool, reshape (view, flatten), add (two activations), argmax
+    relu, avgpool, maxpool, reshape (view, flatten), add (two activations: a residual add),
+    addconst (an activation plus or minus a constant tensor or number), argmax
 
-BatchNorm in inference form is folded into the Linear or Conv2d in front of it. Anything
+BatchNorm in inference form is folded into the Linear or Conv2d in front of it, and so is a
+constant added to (or subtracted from) a Linear's or Conv2d's output that nothing else reads
+(``x @ W + b``: the constant becomes the layer's bias, quantised at the accumulator's finer
+scale; for a Conv2d only a constant per output channel). Anything
 else is refused here, with the operator's name and where it sits in the model
 (``UnsupportedError``). The graph covers one sample: the example input's leading batch
 dimension must be 1 and is dropped.
@@ -29,7 +33,7 @@ class UnsupportedError(ValueError):
 
 @dataclass
 class Layer:
-    op: str                 # input | linear | conv | relu | avgpool | maxpool | reshape | add | argmax
+    op: str                 # input | linear | conv | relu | avgpool | maxpool | reshape | add | addconst | argmax
     inputs: list            # indices of earlier layers
     shape: tuple            # per-sample output shape
     attrs: dict = field(default_factory=dict)
@@ -79,7 +83,7 @@ def to_layers(ep) -> list[Layer]:
 
     layers: list[Layer] = []
     sym: dict[str, int] = {}     # fx node name -> layer index
-    users = {n.name: len(n.users) for n in ep.graph.nodes}
+    origin: dict[int, torch.fx.Node] = {}    # layer index -> the node that made it
 
     def add(op, ins, shape, where="", **attrs) -> int:
         layers.append(Layer(op, ins, tuple(int(s) for s in shape), attrs, where))
@@ -104,6 +108,19 @@ def to_layers(ep) -> list[Layer]:
         if is_sym(a):
             refuse(node, f"{what} must be a constant (a weight), not computed from the input")
         return a
+
+    def sole_reader(index: int, node) -> bool:
+        """Whether ``node`` is the only reader of layer ``index`` (through identity nodes such
+        as clone or a batch norm's getitem): only then may it be folded into that layer."""
+        n = origin.get(index)
+        while n is not None:
+            readers = list(n.users)
+            if len(readers) != 1:
+                return False
+            if readers[0] is node:
+                return True
+            n = readers[0] if sym.get(readers[0].name) == index else None
+        return False
 
     for node in ep.graph.nodes:
         if node.op == "placeholder":
@@ -135,6 +152,7 @@ def to_layers(ep) -> list[Layer]:
 
         def S(a):
             return layers[a[1]].shape
+        made = len(layers)
 
         if t in _IDENTITY or (t == aten.dropout.default and not args[2]):
             sym[node.name] = args[0][1]
@@ -193,8 +211,7 @@ def to_layers(ep) -> list[Layer]:
             else:
                 x, gamma, beta, mean, var, _, eps = args
             prev = layers[x[1]]
-            src_node = node.args[0]
-            if prev.op not in ("linear", "conv") or users.get(src_node.name, 0) != 1:
+            if prev.op not in ("linear", "conv") or not sole_reader(x[1], node):
                 refuse(node, "BatchNorm must follow a Conv2d or Linear whose output nothing else reads")
             inv = 1.0 / torch.sqrt(var.double() + eps)
             g = (gamma.double() if gamma is not None else torch.ones_like(inv)) * inv
@@ -252,14 +269,25 @@ def to_layers(ep) -> list[Layer]:
                 if math.prod(shape) != n:
                     refuse(node, f"a reshape of {n} values to {shape}")
             sym[node.name] = add("reshape", [x[1]], tuple(shape), where)
-        elif t == aten.add.Tensor:
+        elif t in (aten.add.Tensor, aten.sub.Tensor):
             a, b = args[0], args[1]
             alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
-            if not (is_sym(a) and is_sym(b)) or alpha != 1:
-                refuse(node, "addition is supported between two activations (a residual add)")
-            if S(a) != S(b):
-                refuse(node, f"a residual add of shapes {list(S(a))} and {list(S(b))}")
-            sym[node.name] = add("add", [a[1], b[1]], S(a), where)
+            sub = t == aten.sub.Tensor
+            if is_sym(a) and is_sym(b):
+                if alpha != 1 or sub:
+                    refuse(node, "between two activations only a plain addition (a residual add) is supported")
+                if S(a) != S(b):
+                    refuse(node, f"a residual add of shapes {list(S(a))} and {list(S(b))}")
+                sym[node.name] = add("add", [a[1], b[1]], S(a), where)
+            elif not is_sym(a) and sub:
+                refuse(node, "a constant minus an activation is unsupported (it negates the activation)")
+            else:
+                if not is_sym(a):
+                    if alpha != 1:
+                        refuse(node, "a constant plus alpha times an activation is unsupported")
+                    a, b = b, a
+                sym[node.name] = _add_constant(layers, a[1], b, (-1 if sub else 1) * alpha, node, where,
+                                               sole_reader(a[1], node), refuse, add)
         elif t == aten.argmax.default:
             x = args[0]
             dim = args[1] if len(args) > 1 else kwargs.get("dim")
@@ -269,8 +297,42 @@ def to_layers(ep) -> list[Layer]:
             sym[node.name] = add("argmax", [x[1]], (1,) if keep else (), where)
         else:
             refuse(node, "unsupported operator")
+        if len(layers) > made:
+            origin[len(layers) - 1] = node
     # keep the layers the output needs
     return layers[:out_index + 1]
+
+
+def _add_constant(layers, index: int, c, sign, node, where: str, foldable: bool, refuse, add) -> int:
+    """An activation (layer ``index``) plus sign·c, c a constant tensor or number: folded into the
+    bias of the Linear or Conv2d that made the activation when nothing else reads it (and, for a
+    Conv2d, c is one value per output channel), else an ``addconst`` layer."""
+    L = layers[index]
+    if isinstance(c, bool) or not isinstance(c, (int, float, torch.Tensor)) or \
+            (isinstance(sign, bool) or not isinstance(sign, (int, float))):
+        refuse(node, "an addition of something other than an activation and a constant")
+    c = torch.as_tensor(c, dtype=torch.float64) * float(sign)
+    if c.is_complex() or not bool(torch.isfinite(c).all()):
+        refuse(node, "an added constant must be real and finite")
+    full = (1, *L.shape)
+    try:
+        ok = tuple(torch.broadcast_shapes(full, tuple(c.shape))) == full
+    except RuntimeError:
+        ok = False
+    if not ok:
+        refuse(node, f"a constant of shape {list(c.shape)} added to an activation of shape {list(L.shape)} "
+                     "(it must broadcast to the activation without changing its shape)")
+    c = c.expand(full)[0].clone()
+    per_channel = c.reshape(c.shape[0], -1) if c.dim() else c
+    if foldable and L.op == "linear":
+        delta = c
+    elif foldable and L.op == "conv" and bool((per_channel == per_channel[:, :1]).all()):
+        delta = per_channel[:, 0]
+    else:
+        return add("addconst", [index], L.shape, where, const=c.float())
+    b0 = L.attrs["bias"].double() if L.attrs["bias"] is not None else torch.zeros(L.shape[0], dtype=torch.float64)
+    L.attrs["bias"] = (b0 + delta).float()
+    return index
 
 
 def _pair(v) -> tuple:

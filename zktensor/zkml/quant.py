@@ -8,7 +8,9 @@ its bias is round(b · 2^(s_x + s_w)), and its accumulator (scale s_x + s_w) is 
 a ReLU follows (fused). A ReLU elsewhere keeps its input's scale; AvgPool2d sums its
 window (its 1/k² = 2^-m raises the scale by m, and the next rescale divides it out);
 MaxPool2d and reshapes keep the scale; a residual add brings both sides to the larger scale
-(a left shift, exact).
+(a left shift, exact); a constant added to an activation (``addconst``) is round(c · 2^s) at the
+activation's scale s (a constant folded into a Linear's or Conv2d's bias is quantised with the
+bias, at the accumulator's scale).
 
 ``calibrate(model, data)`` picks input_scale and act_scale from the data's ranges and
 reports how often the quantised model (``reference.run``) agrees with float inference.
@@ -92,6 +94,9 @@ def quantise(layers: list[Layer], options: Options) -> QModel:
             s = q.scales[L.inputs[0]] + L.attrs["shift"]
         elif L.op == "add":
             s = max(q.scales[j] for j in L.inputs)
+        elif L.op == "addconst":
+            s = q.scales[L.inputs[0]]
+            L.attrs["c_int"] = torch.round(L.attrs["const"].double() * 2.0 ** s).to(torch.int64)
         elif L.op == "argmax":
             s = 0
         else:

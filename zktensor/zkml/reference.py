@@ -68,6 +68,8 @@ def run(qm, x: torch.Tensor) -> torch.Tensor:
         elif L.op == "add":
             s = qm.scales[i]
             v = sum(t * (1 << (s - qm.scales[j])) for t, j in zip(ins, L.inputs))
+        elif L.op == "addconst":
+            v = ins[0] + L.attrs["c_int"].unsqueeze(0)
         elif L.op == "argmax":
             v = ins[0].reshape(B, -1).argmax(1).reshape(B, *L.shape)
         else:
@@ -97,6 +99,8 @@ def float_activations(layers, x: torch.Tensor):
             v = ins[0].reshape(ins[0].shape[0], *L.shape)
         elif L.op == "add":
             v = ins[0] + ins[1]
+        elif L.op == "addconst":
+            v = ins[0] + L.attrs["const"]
         elif L.op == "argmax":
             v = ins[0].argmax(-1)
         else:
