@@ -7,7 +7,13 @@ bytes and names the command that reads them:
 
 * ``prove`` / ``prove_r1cs``: ``zktensor prove`` without / with ``--r1cs``;
 * ``verify``: ``zktensor verify``;
-* ``paths``: ``zktensor prove`` with the output paths of ``Case.outputs``.
+* ``paths``: ``zktensor prove`` with the output paths of ``Case.outputs``;
+* ``setup``: ``zktensor setup`` of the (mutated) .r1cs; ``setup_paths``: with the key and
+  verification key paths of ``Case.outputs``.
+
+In ``Case.outputs``, ``@role`` names an input file, ``@unwritable/...`` a path in a
+directory this process cannot write in (``unwritable.py``: also as root), anything else
+a path relative to the case's directory.
 
 ``expect``: "fail" (non-zero exit, one line naming ``Case.blame``), "ok" (a legal
 encoding: exit 0 and a proof that verifies), "fail_or_ok" (random bit flips: either,
@@ -27,11 +33,11 @@ SEED = 20261125
 @dataclass
 class Case:
     name: str
-    command: str                       # prove | prove_r1cs | verify | paths
+    command: str                       # prove | prove_r1cs | verify | paths | setup | setup_paths
     files: dict = field(default_factory=dict)   # role -> bytes (roles: zkey wtns r1cs proof public vk)
     expect: str = "fail"
     blame: str | None = None           # the role whose file the message must name
-    outputs: tuple | None = None       # paths: (proof, public) as role names or literal strings
+    outputs: tuple | None = None       # paths: (proof, public), setup_paths: (key, vk); see the doc
 
 
 # -- the iden3 container ----------------------------------------------------------------
@@ -342,7 +348,50 @@ def path_cases() -> list[Case]:
             Case("paths: a directory", "paths", outputs=("sub", "public.json"), blame="sub"),
             Case("paths: missing directory", "paths", outputs=("nodir/proof.json", "public.json"),
                  blame="nodir/proof.json"),
-            Case("paths: /dev/null", "paths", outputs=("/dev/null", "public.json"), blame="/dev/null")]
+            Case("paths: /dev/null", "paths", outputs=("/dev/null", "public.json"), blame="/dev/null"),
+            Case("paths: unwritable directory", "paths", outputs=("@unwritable/proof.json", "public.json"),
+                 blame="@unwritable/proof.json"),
+            Case("paths: under a regular file", "paths", outputs=("vk.json/proof.json", "public.json"),
+                 blame="vk.json/proof.json")]
+
+
+# -- zktensor setup ----------------------------------------------------------------------------
+
+
+def setup_cases(data: bytes, other_r1cs: bytes, rng: random.Random, flips: int) -> list[Case]:
+    """`zktensor setup` reads one file, the .r1cs: every container case, the header's meaning,
+    and its output paths. A circuit that reads well is a circuit: setup makes its key ("ok")."""
+    out = container_cases("r1cs", data, "setup", rng, flips)
+    _, _, secs = sections(data)
+    hdr = dict(secs)[1]
+    n8 = struct.unpack_from("<I", hdr, 0)[0]
+    nc_at = 4 + n8 + 16 + 8
+
+    def case(name, blob, expect="fail"):
+        out.append(Case(f"r1cs: {name}", "setup", {"r1cs": blob}, expect, "r1cs"))
+    case("nConstraints + 1", _with(data, 1, lambda b: _put(b, nc_at, _u32(struct.unpack_from("<I", b, nc_at)[0] + 1))))
+    case("nWires 0", _with(data, 1, lambda b: _put(b, 4 + n8, _u32(0))))
+    case("n8 33", _with(data, 1, lambda b: _put(b, 0, _u32(33))))
+    case("prime + 2", _with(data, 1, lambda b: _put(b, 4, (int.from_bytes(hdr[4:4 + n8], "little") + 2)
+                                                    .to_bytes(n8, "little"))))
+    case("first wire out of range", _with(data, 2, lambda b: _put(b, 4, _u32(0xFFFFFF))))
+    case("first term count 2^32-1", _with(data, 2, lambda b: _put(b, 0, _u32(0xFFFFFFFF))))
+    case("first coefficient 5 (another circuit)",
+         _with(data, 2, lambda b: _put(b, 8, (5).to_bytes(n8, "little"))), expect="ok")
+    case("another circuit's r1cs", other_r1cs, expect="ok")
+    out += [Case("setup paths: key = the r1cs", "setup_paths", outputs=("@r1cs", "vk_out.json"), blame="@r1cs"),
+            Case("setup paths: vk = the r1cs", "setup_paths", outputs=("key.zkey", "@r1cs"), blame="@r1cs"),
+            Case("setup paths: vk = key", "setup_paths", outputs=("key.zkey", "key.zkey"), blame="key.zkey"),
+            Case("setup paths: missing directory", "setup_paths", outputs=("nodir/key.zkey", "vk_out.json"),
+                 blame="nodir/key.zkey"),
+            Case("setup paths: a directory", "setup_paths", outputs=("key.zkey", "sub"), blame="sub"),
+            Case("setup paths: unwritable directory", "setup_paths",
+                 outputs=("key.zkey", "@unwritable/vk.json"), blame="@unwritable/vk.json"),
+            Case("setup paths: under a regular file", "setup_paths", outputs=("vk.json/key.zkey", "vk_out.json"),
+                 blame="vk.json/key.zkey")]
+    for c in out:
+        c.name = "setup " + c.name if not c.name.startswith("setup") else c.name
+    return out
 
 
 def all_cases(fx: dict, other: dict, curve_points, flips: int = 12) -> list[Case]:
@@ -360,4 +409,5 @@ def all_cases(fx: dict, other: dict, curve_points, flips: int = 12) -> list[Case
     cases += r1cs_cases(fx["r1cs"], other["r1cs"])
     cases += json_cases(fx)
     cases += path_cases()
+    cases += setup_cases(fx["r1cs"], other["r1cs"], rng, flips // 2)
     return cases

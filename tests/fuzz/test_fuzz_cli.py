@@ -2,7 +2,8 @@
 
 For each bad input: a non-zero exit status, exactly one line on stderr that names
 the file at fault, no traceback, the inputs and the earlier outputs untouched. Legal
-but unusual encodings prove (or verify), and what is written verifies. The CLI runs
+but unusual encodings prove (or verify), and what is written verifies; for ``setup``,
+a circuit that reads well gets a key and the verification key of that key. The CLI runs
 in this process (``zktensor.cli.main``: one torch import for all cases); a subset
 runs as ``python -m zktensor.cli`` for the real exit status and stderr.
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import cases as gen
+from unwritable import unwritable_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("ZKT_FIXTURES_BUILD", ROOT / "tests" / "fixtures" / "build"))
@@ -25,6 +27,8 @@ CIRCUIT, OTHER = "multiplier", "multi_public"
 NAMES = {"zkey": "circuit.zkey", "wtns": "witness.wtns", "r1cs": "circuit.r1cs",
          "proof": "proof_in.json", "public": "public_in.json", "vk": "vk.json"}
 OLD_PROOF, OLD_PUBLIC = "OLD PROOF\n", "OLD PUBLIC\n"
+OLD = {"proof.json": OLD_PROOF, "public.json": OLD_PUBLIC, "key.zkey": "OLD KEY\n", "vk_out.json": "OLD VK\n"}
+SETUP = ("setup", "setup_paths")
 
 pytestmark = pytest.mark.snarkjs     # the files come from scripts/fixtures.sh
 
@@ -74,25 +78,34 @@ def base():
     return _files(CIRCUIT)
 
 
-def _lay_out(case, base, tmp: Path) -> dict:
+def _lay_out(case, base, tmp: Path, unwritable: Path | None = None) -> dict:
     """The case's files in tmp; returns role -> path (inputs) and the output paths."""
-    paths = {}
+    paths = {"@unwritable": str(unwritable)}
     for role, name in NAMES.items():
         p = tmp / name
         p.write_bytes(case.files.get(role, base[role]))
         paths[role] = str(p)
     (tmp / "sub").mkdir()
     (tmp / "link.json").symlink_to(paths["zkey"])
-    proof_out, public_out = tmp / "proof.json", tmp / "public.json"
-    proof_out.write_text(OLD_PROOF)
-    public_out.write_text(OLD_PUBLIC)
-    paths["out_proof"], paths["out_public"] = str(proof_out), str(public_out)
+    for name, text in OLD.items():      # the earlier outputs, which a failure must leave
+        (tmp / name).write_text(text)
+    paths["out_proof"], paths["out_public"] = str(tmp / "proof.json"), str(tmp / "public.json")
+    paths["out_key"], paths["out_vk"] = str(tmp / "key.zkey"), str(tmp / "vk_out.json")
     return paths
+
+
+def _needs_unwritable(case) -> bool:
+    return any(o.startswith("@unwritable/") for o in case.outputs or ())
 
 
 def _argv(case, paths, tmp: Path) -> list[str]:
     if case.command == "verify":
         return ["verify", paths["vk"], paths["public"], paths["proof"]]
+    if case.command in SETUP:
+        key, vk = paths["out_key"], paths["out_vk"]
+        if case.command == "setup_paths":
+            key, vk = (_out_path(o, paths, tmp) for o in case.outputs)
+        return ["setup", paths["r1cs"], key, "--vk", vk, "--device", "cpu"]
     outs = [paths["out_proof"], paths["out_public"]]
     if case.command == "paths":
         outs = [_out_path(o, paths, tmp) for o in case.outputs]
@@ -105,13 +118,15 @@ def _argv(case, paths, tmp: Path) -> list[str]:
 def _out_path(o: str, paths, tmp: Path) -> str:
     if o == "":
         return ""
+    if o.startswith("@unwritable/"):
+        return os.path.join(paths["@unwritable"], o.split("/", 1)[1])
     if o.startswith("@"):
         return str(tmp / "link.json") if o == "@link" else paths[o[1:]]
     return o if o.startswith("/") else str(tmp / o)
 
 
 def _blamed(case, paths, tmp: Path) -> str:
-    if case.command == "paths":
+    if case.command in ("paths", "setup_paths"):
         return _out_path(case.blame, paths, tmp) if case.blame != "proof path" else "proof path"
     return paths[case.blame]
 
@@ -129,17 +144,20 @@ def _check(case, rc, out, err, paths, tmp, base):
     assert "Traceback" not in err and "Traceback" not in out, label
     for role, name in NAMES.items():       # inputs untouched
         assert (tmp / name).read_bytes() == case.files.get(role, base[role]), label
-    wrote = (tmp / "proof.json").read_text() != OLD_PROOF
     if rc == 0:
         assert case.expect in ("ok", "fail_or_ok"), label
-        if case.command != "verify":
+        if case.command in SETUP:
+            _check_setup_outputs(tmp, label)
+        elif case.command != "verify":
             from zktensor.groth16.verifier import verify
-            assert wrote and verify(paths["vk"], str(tmp / "public.json"), str(tmp / "proof.json")), label
+            assert (tmp / "proof.json").read_text() != OLD_PROOF, label
+            assert verify(paths["vk"], str(tmp / "public.json"), str(tmp / "proof.json")), label
         return
     assert case.expect in ("fail", "fail_or_ok"), label
     if case.command != "paths" or case.blame != "/dev/null":
-        assert (tmp / "proof.json").read_text() == OLD_PROOF, label
-        assert (tmp / "public.json").read_text() == OLD_PUBLIC, label
+        for name, text in OLD.items():
+            assert (tmp / name).read_text() == text, label
+    assert not [n for n in os.listdir(tmp) if ".zktensor-" in n], label     # no temporary left
     if case.command == "verify" and rc == 1:         # a well-formed proof that is invalid
         assert err == "" and "Invalid proof" in out, label
         return
@@ -149,18 +167,31 @@ def _check(case, rc, out, err, paths, tmp, base):
         assert _blamed(case, paths, tmp) in lines[0], label
 
 
+def _check_setup_outputs(tmp: Path, label: str) -> None:
+    """A key was made: both files new, and the verification key is that key's."""
+    import json
+
+    from zktensor.groth16.formats import read_zkey
+    from zktensor.groth16.vk import vk_json
+    assert (tmp / "key.zkey").read_text(errors="replace") != OLD["key.zkey"], label
+    assert json.loads((tmp / "vk_out.json").read_text()) == vk_json(read_zkey(tmp / "key.zkey")), label
+
+
 @pytest.mark.parametrize("index", range(len(_ids())), ids=_ids())
 def test_case_through_cli(index, base, tmp_path, monkeypatch):
     monkeypatch.setenv("ZKTENSOR_TABLE_CACHE", "off")
     case = _all()[index]
-    paths = _lay_out(case, base, tmp_path)
-    rc, out, err = run_in_process(_argv(case, paths, tmp_path))
-    _check(case, rc, out, err, paths, tmp_path, base)
+    with contextlib.ExitStack() as stack:
+        unwritable = stack.enter_context(unwritable_dir(tmp_path))[0] if _needs_unwritable(case) else None
+        paths = _lay_out(case, base, tmp_path, unwritable)
+        rc, out, err = run_in_process(_argv(case, paths, tmp_path))
+        _check(case, rc, out, err, paths, tmp_path, base)
 
 
 SUBPROCESS = ["zkey: cut in section 7", "zkey: B2 point 1 outside the subgroup, --r1cs", "wtns: prime + 2",
               "r1cs: first coefficient changed (stale)", "proof: deep nesting", "public: 5000-digit number",
-              "vk: deep unclosed", "paths: proof = the zkey"]
+              "vk: deep unclosed", "paths: proof = the zkey", "setup r1cs: cut in section 2",
+              "setup paths: vk = the r1cs"]
 
 
 @pytest.mark.parametrize("name", SUBPROCESS)
