@@ -64,7 +64,7 @@ def data(cnn: bool):
     return x[:1400], y[:1400], x[1400:], y[1400:]
 
 
-def train(model, x, y, epochs=80):
+def train(model, x, y, epochs):
     torch.manual_seed(0)
     opt = torch.optim.Adam(model.parameters(), lr=0.02)
     for _ in range(epochs):
@@ -88,13 +88,15 @@ def main(argv=None) -> int:
     p.add_argument("--private-input", action="store_true", help="the image is a private signal")
     p.add_argument("--out", help="directory for the files (default: a temporary one)")
     p.add_argument("--snarkjs", help="snarkjs's cli.cjs (default: the one scripts/fixtures.sh installs)")
+    p.add_argument("--epochs", type=int, default=80, help="training epochs (default 80)")
     a = p.parse_args(argv)
     out = Path(a.out or tempfile.mkdtemp(prefix="zkml_digits_"))
     out.mkdir(parents=True, exist_ok=True)
 
     xtr, ytr, xte, yte = data(a.model == "cnn")
     t = time.perf_counter()
-    model = train(MLP() if a.model == "mlp" else CNN(), xtr, ytr)
+    torch.manual_seed(0)            # the initial weights too: the same model every run
+    model = train(MLP() if a.model == "mlp" else CNN(), xtr, ytr, a.epochs)
     with torch.no_grad():
         acc = float((model(xte).argmax(1) == yte).float().mean())
     print(f"trained a {a.model.upper()} in {time.perf_counter() - t:.1f} s: {100 * acc:.1f}% test accuracy (float)")

@@ -1,5 +1,5 @@
 """End to end on scikit-learn's bundled 8x8 digits: train, calibrate, compile, prove with
-zktensor, verify with snarkjs; a changed public output does not verify; the CLI."""
+zktensor, verify with snarkjs; a changed public output does not verify (the CLI: test_zkml_cli)."""
 import json
 
 import pytest
@@ -165,27 +165,3 @@ def test_cnn_private_weights_and_input(snarkjs, tmp_path):
     write_public(tmp_path / "bad.json", bad)
     assert snarkjs("groth16", "verify", res.vk_path, tmp_path / "bad.json", tmp_path / "proof.json",
                    check=False).returncode != 0
-
-
-@pytest.mark.snarkjs
-def test_cli_compile(snarkjs, tmp_path):
-    from zktensor.cli import main
-    torch.manual_seed(0)
-    m = MLP(16, 6, 4).eval()
-    torch.export.save(torch.export.export(m, (torch.zeros(1, 16),)), tmp_path / "m.pt2")
-    (tmp_path / "in.json").write_text(json.dumps({"input": [float(i % 5) for i in range(16)]}))
-    out = tmp_path / "out"
-    assert main(["zkml", "compile", str(tmp_path / "m.pt2"), "--input", str(tmp_path / "in.json"),
-                 "--out", str(out), "--input-scale", "3"]) == 0
-    info = json.loads((out / "circuit.json").read_text())
-    c = zk.compile(m, torch.zeros(1, 16), input_scale=3)
-    assert info["constraints"] == c.num_constraints
-    x = torch.tensor([float(i % 5) for i in range(16)])
-    assert json.loads((out / "output.json").read_text())["output"] == c.output(x)[0][0].tolist()
-    assert "WITNESS IS CORRECT" in snarkjs("wtns", "check", out / "circuit.r1cs", out / "witness.wtns").stdout
-    # bad input: wrong shape, and a file that is not a program
-    (tmp_path / "bad.json").write_text(json.dumps([1.0, 2.0]))
-    assert main(["zkml", "compile", str(tmp_path / "m.pt2"), "--input", str(tmp_path / "bad.json"),
-                 "--out", str(out)]) == 1
-    assert main(["zkml", "compile", str(tmp_path / "in.json"), "--input", str(tmp_path / "in.json"),
-                 "--out", str(out)]) == 1

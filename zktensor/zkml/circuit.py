@@ -310,13 +310,18 @@ class Circuit:
         """The witness for one input as field elements (Python ints), in file order."""
         return words_to_ints(self.witness_words(x))
 
-    def save_witness(self, x, path) -> None:
-        """A .wtns (version 2) for one input."""
-        from ..groth16.formats.binfile import write_binfile
+    def witness_chunks(self, x) -> list:
+        """The .wtns (version 2) for one input, as byte chunks (``outputs.write_outputs`` takes them)."""
+        from ..groth16.formats.binfile import encode_binfile
         from ..groth16.formats.wtns import HEADER, MAGIC, VALUES, VERSION
         words = self.witness_words(x)
         header = N8.to_bytes(4, "little") + P.to_bytes(N8, "little") + len(words).to_bytes(4, "little")
-        write_binfile(path, MAGIC, VERSION, [(HEADER, header), (VALUES, words.astype("<u4").tobytes())])
+        return encode_binfile(MAGIC, VERSION, [(HEADER, header), (VALUES, words.astype("<u4").tobytes())])
+
+    def save_witness(self, x, path) -> None:
+        """A .wtns (version 2) for one input, written atomically."""
+        from ..groth16.outputs import write_outputs
+        write_outputs([(path, self.witness_chunks(x))])
 
     # -- constraint system ----------------------------------------------------------------
     def matrices(self):
@@ -334,9 +339,10 @@ class Circuit:
         return R1CS(path, P, "bn254", N8, self.num_wires, c["output"], c["public_input"], c["private_input"],
                     self.num_wires, self.num_constraints, *mats, wire_to_label=np.arange(self.num_wires, dtype="<u8"))
 
-    def save_r1cs(self, path) -> None:
-        """An iden3 .r1cs (version 1): header, constraints (factors sorted by wire), wire-to-label map."""
-        from ..groth16.formats.binfile import write_binfile
+    def r1cs_chunks(self) -> list:
+        """An iden3 .r1cs (version 1) as byte chunks: header, constraints (factors sorted by wire),
+        wire-to-label map."""
+        from ..groth16.formats.binfile import encode_binfile
         from ..groth16.formats.r1cs import CONSTRAINTS, HEADER, MAGIC, WIRE2LABEL
         c = self.counts
         n, nc = self.num_wires, self.num_constraints
@@ -360,7 +366,12 @@ class Circuit:
             buf[pos[:, None] + 1 + np.arange(8)] = words
             off = off + 1 + 9 * counts[m]
         labels = np.arange(n, dtype="<u8").tobytes()
-        write_binfile(path, MAGIC, 1, [(HEADER, header), (CONSTRAINTS, buf.tobytes()), (WIRE2LABEL, labels)])
+        return encode_binfile(MAGIC, 1, [(HEADER, header), (CONSTRAINTS, buf), (WIRE2LABEL, labels)])
+
+    def save_r1cs(self, path) -> None:
+        """The .r1cs (``r1cs_chunks``), written atomically."""
+        from ..groth16.outputs import write_outputs
+        write_outputs([(path, self.r1cs_chunks())])
 
     def constraint_name(self, row: int) -> str:
         return self.sys.name_of(row)
