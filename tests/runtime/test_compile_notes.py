@@ -22,9 +22,10 @@ def test_cold_compile_is_announced_before_and_after(tmp_path):
     assert p.stdout.strip() == "[12, 30]"
     lines = p.stderr.splitlines()
     assert lines[0].startswith("zktensor: compiling kernels on first use")
-    starts = [i for i, s in enumerate(lines) if re.fullmatch(r"zktensor: compiling kernel (\d+) \(\w+\) \.\.\.", s)]
-    ends = [i for i, s in enumerate(lines) if re.fullmatch(r"zktensor: compiled kernel (\d+) \(\w+\) in [\d.]+ s", s)]
+    starts = [i for i, s in enumerate(lines) if re.fullmatch(r"zktensor: compiling kernel (\d+) \([^()]+\) \.\.\.", s)]
+    ends = [i for i, s in enumerate(lines) if re.fullmatch(r"zktensor: compiled kernel (\d+) \([^()]+\) in [\d.]+ s", s)]
     assert starts and len(starts) == len(ends)
+    assert any("bn254.fr" in lines[i] and "operations" in lines[i] for i in starts)   # names the program
     for n, (i, j) in enumerate(zip(starts, ends), 1):
         assert i < j and f"kernel {n} " in lines[i] and f"kernel {n} " in lines[j]
     # the same cache, warm: nothing to say

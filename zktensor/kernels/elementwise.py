@@ -395,7 +395,8 @@ def _compile(prog, key: str, strategy: str, target: str, options: dict):
         raise CompilerUnavailable(f"no cached {what} and compiling is switched off (ZKTENSOR_NO_COMPILER){hint}")
     try:
         from ..passes import compile_program  # imports MLIR: only on a miss
-        return cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options))
+        return cache.build(key, lambda d: compile_program(prog, strategy, target, d, **options),
+                           label=f"{prog.field.name}, {len(prog.nodes)} operations, {strategy} on {target}")
     except CompilerUnavailable:
         raise
     except ImportError as e:

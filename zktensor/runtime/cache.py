@@ -88,7 +88,7 @@ def _notes_on() -> bool:
     return os.environ.get("ZKTENSOR_COMPILE_NOTES", "on") != "off"
 
 
-def _note_start(builder) -> int:
+def _note_start(label: str) -> int:
     """A cold compile says so on stderr before it starts (a first proof on a fresh machine is
     otherwise silent for as long as its kernels take), and again when it ends;
     ZKTENSOR_COMPILE_NOTES=off silences both. Returns the compile's number in this process."""
@@ -100,24 +100,21 @@ def _note_start(builder) -> int:
         if n == 1:
             print(f"zktensor: compiling kernels on first use (once; cached in {cache_root() / 'kernels'}; "
                   "`zktensor warmup` compiles them ahead of time)", file=sys.stderr, flush=True)
-        print(f"zktensor: compiling kernel {n} ({_builder_name(builder)}) ...", file=sys.stderr, flush=True)
+        print(f"zktensor: compiling kernel {n} ({label}) ...", file=sys.stderr, flush=True)
     return n
 
 
-def _note_end(builder, n: int, seconds: float) -> None:
+def _note_end(label: str, n: int, seconds: float) -> None:
     if _notes_on():
-        print(f"zktensor: compiled kernel {n} ({_builder_name(builder)}) in {seconds:.1f} s",
-              file=sys.stderr, flush=True)
+        print(f"zktensor: compiled kernel {n} ({label}) in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
-def _builder_name(builder) -> str:
-    where = getattr(builder, "__module__", None) or "?"
-    return where.rsplit(".", 1)[-1]
-
-
-def build(key: str, builder) -> Path:
-    """Run builder(tmp_dir) -> meta dict, then publish the entry atomically."""
-    n = _note_start(builder)
+def build(key: str, builder, label: str | None = None) -> Path:
+    """Run builder(tmp_dir) -> meta dict, then publish the entry atomically. label: what the
+    compile notes call the kernel (default: the builder's module)."""
+    if label is None:
+        label = (getattr(builder, "__module__", None) or "?").rsplit(".", 1)[-1]
+    n = _note_start(label)
     t0 = time.perf_counter()
     final = cache_root() / "kernels" / key
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -128,5 +125,5 @@ def build(key: str, builder) -> Path:
         publish_dir(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    _note_end(builder, n, time.perf_counter() - t0)
+    _note_end(label, n, time.perf_counter() - t0)
     return final
