@@ -1,14 +1,16 @@
 """The tower pairing (zktensor.algebra.pairing), with py_ecc and snarkjs as oracles.
 
-py_ecc's pairing is slow (a few tenths of a second each here), so it is called a
-handful of times per curve; ours runs in ~10 ms. Values are compared exactly:
+py_ecc's pairing is slow, so it is called a handful of times per curve. Values are
+compared exactly:
 our Fq12 tuples map to py_ecc's flat basis with ``gt_from_snarkjs`` (the same
 layout: f[i][j] is the coefficient of v^j w^i).
 """
 from __future__ import annotations
 
+import importlib
 import os
 import random
+from fractions import Fraction
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from zktensor.algebra import pairing as pr
-from zktensor.algebra.curves import _FAMILIES, _add, _mul, group, lincomb
+from zktensor.algebra.curves import FAMILY_POLYNOMIALS, group, lincomb
 from zktensor.groth16.formats.json_io import proof_from_json, public_from_json, read_json, vk_from_json
-from tests.oracles.pyecc import (g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, gt_from_snarkjs,
+from tests.oracles import ec as ec_oracle
+from tests.oracles.pyecc import (bn_seed, g1_from_pyecc, g1_to_pyecc, g2_from_pyecc, g2_to_pyecc, gt_from_snarkjs,
                                  pairing_product, pyecc)
 from zktensor.groth16.formats.gt import snarkjs_gt_exponent
 from zktensor.groth16.verifier import verify
@@ -79,7 +82,13 @@ def cv(request):
 
 def test_seed_and_hard_part_are_derived_right(cv):
     C, p, r = cv.C, cv.p, cv.r
-    assert C.x == _FAMILIES[cv.name]["seed"]          # solved from the trace, equal to the pasted one
+    # the Miller loop scalar against py_ecc's (6x + 2 for BN, |x| for BLS12, whose x < 0)
+    ate_loop_count = importlib.import_module(f"py_ecc.optimized_{'bn128' if cv.name == 'bn254' else cv.name}"
+                                             ".optimized_pairing").ate_loop_count
+    assert (6 * C.x + 2 if C.family == "bn" else -C.x) == ate_loop_count
+    assert C.loop_negative is (C.x < 0)
+    if cv.name == "bn254":
+        assert C.x == bn_seed(p)                   # solved from q by the oracle
     assert (C.family, C.twist) == {"bn254": ("bn", "D"), "bls12_381": ("bls12", "M")}[cv.name]
     # m·(p^4 - p^2 + 1)/r = sum_i sum_k c[i][k] x^k p^i, exactly, with small c
     d = (p**4 - p**2 + 1) // r
@@ -96,6 +105,19 @@ def test_naf():
         digits = pr.naf(k)
         assert sum(d * 2**i for i, d in enumerate(reversed(digits))) == k
         assert all(a == 0 or b == 0 for a, b in zip(digits, digits[1:]))
+
+
+def test_family_polynomials_give_the_moduli(cv):
+    """curves.FAMILY_POLYNOMIALS (the one home of p(x), r(x), t(x)) at the seed: q, r, and
+    the trace of G1's order."""
+    polys = FAMILY_POLYNOMIALS[cv.C.family]
+
+    def at(which):
+        coeffs, den = polys[which]
+        return Fraction(sum(c * cv.C.x**k for k, c in enumerate(coeffs)), den)
+    G1 = group(f"{cv.name}.g1")
+    assert (at("q"), at("r")) == (cv.p, cv.r)
+    assert G1.order == cv.p + 1 - at("t")
 
 
 # -- the tower against py_ecc's Fq12 -------------------------------------------------
@@ -154,6 +176,25 @@ def test_value_is_a_fixed_power_of_pyeccs(cv):
     ours = cv.to_pyecc(pr.pairing(cv.name, P, Q))
     theirs = pairing_product(cv.name, [(g1_to_pyecc(cv.name, P), g2_to_pyecc(cv.name, Q))])
     assert ours == theirs ** (PYECC_EXPONENT[cv.name] % cv.r)
+
+
+def test_prepared_lines_give_the_same_miller_loop(cv):
+    """One Miller loop, G2 lines prepared or not: the same value; its final exponentiation is
+    py_ecc's product of pairings to the known power; the identity contributes 1."""
+    T = cv.T
+    P = [cv.g1(RNG.randrange(1, cv.r)) for _ in range(3)]
+    Q = [cv.g2(RNG.randrange(1, cv.r)) for _ in range(3)]
+    prep = [pr.prepare_g2(cv.name, q) for q in Q]
+    ref = pr.miller_loop(cv.name, list(zip(P, Q)))
+    assert T.reduce12(pr.miller_loop(cv.name, [(P[0], Q[0])], [(P[1], prep[1]), (P[2], prep[2])])) == \
+        T.reduce12(ref)
+    assert T.reduce12(pr.miller_loop(cv.name, [], list(zip(P, prep)))) == T.reduce12(ref)
+    theirs = pairing_product(cv.name, [(g1_to_pyecc(cv.name, a), g2_to_pyecc(cv.name, b)) for a, b in zip(P, Q)])
+    assert cv.to_pyecc(pr.final_exponentiation(cv.name, ref)) == theirs ** (PYECC_EXPONENT[cv.name] % cv.r)
+    assert pr.miller_loop(cv.name, [(None, Q[0])], [(None, prep[1]), (P[2], ())]) == T.one
+    negP = cv.neg1(P[0])
+    assert pr.pairing_check(cv.name, [(P[0], Q[0])], [(negP, prep[0])]) is True
+    assert pr.pairing_check(cv.name, [(P[0], Q[0])], [(P[0], prep[0])]) is False
 
 
 def test_check_agrees_with_pyecc(cv):
@@ -242,13 +283,15 @@ def test_verifier_vk_x_matches_pyecc(cv):
 @pytest.mark.parametrize("name", ["mnt4753.g1", "bn254.g2", "bls12_381.g2"])
 def test_lincomb_other_groups(name):
     """MNT4-753's G1 (a != 0: the doubling's a·Z^4 term) and the G2s (Fq2 coordinates),
-    against the affine reference, with an addition that meets a doubling and the identity."""
+    against the affine oracle (tests/oracles/ec), with an addition that meets a doubling and
+    the identity."""
     G = group(name)
-    P = _mul(G, G.generator, 5)
+    P = ec_oracle.mul(G, G.generator, 5)
     s, t = RNG.randrange(G.r), RNG.randrange(G.r)
-    want = _add(G, _add(G, _mul(G, P, s), _mul(G, G.generator, t)), G.generator)
+    want = ec_oracle.add(G, ec_oracle.add(G, ec_oracle.mul(G, P, s), ec_oracle.mul(G, G.generator, t)),
+                         G.generator)
     assert lincomb(G, G.generator, [(s, P), (t, G.generator)]) == want
-    assert lincomb(G, P, [(1, P), (0, G.generator)]) == _mul(G, P, 2)
+    assert lincomb(G, P, [(1, P), (0, G.generator)]) == ec_oracle.mul(G, P, 2)
     assert lincomb(G, None, [(G.r - 1, P), (1, P)]) is None
 
 

@@ -360,24 +360,34 @@ def family(curve: str) -> tuple[str, int | None]:
     return spec["family"], spec["seed"]
 
 
+# The families' polynomials in the seed x: q(x), r(x) and the trace of Frobenius t(x), as
+# integer coefficients (lowest degree first) over a common denominator, BN (Barreto and
+# Naehrig 2005) and BLS12 (Barreto, Lynn and Scott 2002: q(x) = (x - 1)^2 r(x) / 3 + x).
+FAMILY_POLYNOMIALS = {
+    "bn": {"q": ((1, 6, 24, 36, 36), 1), "r": ((1, 6, 18, 36, 36), 1), "t": ((1, 0, 6), 1)},
+    "bls12": {"q": ((1, 1, 0, 2, 0, -2, 1), 3), "r": ((1, 0, -1, 0, 1), 1), "t": ((1, 1), 1)},
+}
+
+
+def _family_value(family_name: str, which: str, x: int) -> int:
+    coeffs, den = FAMILY_POLYNOMIALS[family_name][which]
+    num = sum(c * x**k for k, c in enumerate(coeffs))
+    if num % den:
+        raise ValueError(f"{family_name}: {which}(x) is not an integer at x = {x}")
+    return num // den
+
+
 def _family_trace(curve: str) -> int:
-    """The trace of Frobenius over Fq of the family curve, after checking q and r against the seed."""
+    """The trace of Frobenius over Fq of the family curve, after checking q and r against the
+    seed (the one check of the seed: every user of it builds the curve's groups first)."""
     spec = _FAMILIES[curve]
     x = spec["seed"]
     q, r = field(curve + ".fq").p, field(curve + ".fr").p
-    if spec["family"] == "bn":
-        q_x = 36 * x**4 + 36 * x**3 + 24 * x**2 + 6 * x + 1
-        r_x = 36 * x**4 + 36 * x**3 + 18 * x**2 + 6 * x + 1
-        t = 6 * x**2 + 1
-    elif spec["family"] == "bls12":
-        r_x = x**4 - x**2 + 1
-        q_x = (x - 1) ** 2 * r_x // 3 + x
-        t = x + 1
-    else:
+    if spec["family"] not in FAMILY_POLYNOMIALS:
         raise ValueError(f"{curve}: no family trace")
-    if (q_x, r_x) != (q, r):
+    if (_family_value(spec["family"], "q", x), _family_value(spec["family"], "r", x)) != (q, r):
         raise ValueError(f"{curve}: moduli do not match the family polynomials at the seed")
-    return t
+    return _family_value(spec["family"], "t", x)
 
 
 def _prime_order(q: int, r: int) -> int:

@@ -26,7 +26,8 @@ value at P has three non-zero Fq2 coefficients out of six, multiplied into f
 sparsely. The loop runs over the non-adjacent form of 6x + 2 (BN254; then two
 more lines, through pi(Q) and -pi^2(Q), pi the p-power Frobenius on the twist)
 or of |x| (BLS12-381; then f is conjugated because x < 0), x the family's seed.
-``multi_miller_loop`` shares the squarings of f across all pairs.
+``miller_loop`` shares the squarings of f across all pairs; a fixed G2 point's lines
+(``prepare_g2``) are computed once and only scaled at each P.
 
 The final exponentiation. The easy part f^((p^6 - 1)(p^2 + 1)) costs one
 inversion; it lands in the cyclotomic subgroup, where inverting is conjugating
@@ -36,7 +37,7 @@ d(x) = lambda_0(x) + lambda_1(x)·p(x) + lambda_2(x)·p(x)^2 + lambda_3(x)·p(x)
 whose coefficients are small (times m = 3 to make them integers for BLS12); so
 f^d costs a few exponentiations by x (64 bits) and Frobenius maps. All of it,
 like the Frobenius constants and the seed, is derived here from the curve
-records (the family polynomials p(x), r(x) are the only formulas restated).
+records (the family polynomials p(x), r(x) from ``curves.FAMILY_POLYNOMIALS``).
 
 Additions do not reduce mod p, only products do: each value stays a small multiple of p (a bounded sum of reduced
 products), and a reduction costs as much as a product.
@@ -52,7 +53,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .curves import family as curve_family, group
+from .curves import FAMILY_POLYNOMIALS, family as curve_family, group
 from .towers import tower
 
 # -- Fq2: additions and subtractions need no p (they do not reduce) -------------------
@@ -331,42 +332,21 @@ def _pdivmod(a, b):
     return _ptrim(q), rem
 
 
-def _peval(a, x: int):
-    v = Fraction(0)
-    for c in reversed(a):
-        v = v * x + c
-    return v
-
-
 def _poly(*coeffs):
     return _ptrim(Fraction(c) for c in coeffs)
 
 
-# p(x) and r(x): BN (Barreto and Naehrig 2005), BLS12 (Barreto, Lynn and Scott 2002).
-_BN_R = _poly(1, 6, 18, 36, 36)
-_BLS12_R = _poly(1, 0, -1, 0, 1)
-_BLS12_P = _padd(_pscale(_pmul(_poly(1, -2, 1), _BLS12_R), Fraction(1, 3)), _poly(0, 1))  # (x-1)^2 r/3 + x
-FAMILIES = {"bn": (_poly(1, 6, 24, 36, 36), _BN_R), "bls12": (_BLS12_P, _BLS12_R)}
-
-
-def family_and_seed(curve: str) -> tuple[str, int]:
-    """("bn" | "bls12", x) from the curve's record, checked: the family's p(x), r(x) give
-    the curve's q and r at x."""
-    G1 = group(f"{curve}.g1")
-    family, x = curve_family(curve)
-    if family not in FAMILIES:
-        raise ValueError(f"{curve}: neither a BN nor a BLS12 curve")
-    P, R = FAMILIES[family]
-    if _peval(P, x) != G1.p or _peval(R, x) != G1.r:
-        raise ValueError(f"{curve}: q and r are not the {family} polynomials at the seed")
-    return family, x
+def _family_poly(family: str, which: str):
+    """A family polynomial of ``curves.FAMILY_POLYNOMIALS`` (its one home) as Fractions."""
+    coeffs, den = FAMILY_POLYNOMIALS[family][which]
+    return _ptrim(Fraction(c, den) for c in coeffs)
 
 
 def hard_part_exponents(family: str) -> tuple[int, tuple[tuple[int, ...], ...]]:
     """(m, c) with m·(p^4 - p^2 + 1)/r = sum_i sum_k c[i][k]·x^k·p^i as polynomials in x:
     the base-p(x) digits of d(x) = Phi_12(p(x))/r(x), each of degree < deg p(x), times
     the least m that clears their denominators."""
-    P, R = FAMILIES[family]
+    P, R = _family_poly(family, "q"), _family_poly(family, "r")
     P2 = _pmul(P, P)
     phi12 = _padd(_padd(_pmul(P2, P2), _pscale(P2, -1)), _poly(1))
     d, rem = _pdivmod(phi12, R)
@@ -421,7 +401,9 @@ def pairing_curve(curve: str) -> PairingCurve:
     F2 = tower(G2.tower)
     if F2.beta != -1:
         raise ValueError(f"{curve}: this tower is written for u^2 = -1")
-    family, x = family_and_seed(G2.curve)
+    family, x = curve_family(G2.curve)          # checked against q and r when the groups were built
+    if family not in FAMILY_POLYNOMIALS:
+        raise ValueError(f"{curve}: neither a BN nor a BLS12 curve")
     T = Tower(G2.p, F2.xi)
     scalar = 6 * x + 2 if family == "bn" else x
     if family == "bn" and scalar < 0:
@@ -441,7 +423,7 @@ def pairing_curve(curve: str) -> PairingCurve:
 # -- the Miller loop -------------------------------------------------------------------
 
 
-def _double_step(T: Tower, b3, R, yp2: int, nxp3: int):
+def double_step(T: Tower, b3, R, yp2: int, nxp3: int):
     """(2R, the tangent line at R evaluated at P), R = (X : Y : Z) on y^2 = x^3 + b'.
 
     With b3 = 3b' and E = 3b'Z^2: 2R = (2XY(Y^2 - 3E) : (Y^2 + 3E)^2 - 12E^2 : 8Y^3 Z)
@@ -449,7 +431,8 @@ def _double_step(T: Tower, b3, R, yp2: int, nxp3: int):
     untwisted R evaluated at P, times 2YZ: 2YZ·yP - 3X^2·xP·w + (Y^2 - 3b'Z^2)·w^3
     for the D-type twist; for the M-type the same three coefficients sit at w^3,
     w^2 and 1 (the line times w^3). Factors in Fq2 or Fq4 like these vanish in the
-    final exponentiation. yp2 = 2yP, nxp3 = -3xP."""
+    final exponentiation. yp2 = 2yP, nxp3 = -3xP (1 and 1: the coefficients before P
+    scales them, as ``prepare_g2`` keeps them)."""
     mul2, sqr2 = T.mul2, T.sqr2
     X, Y, Z = R
     XX, YY, ZZ = sqr2(X), sqr2(Y), sqr2(Z)
@@ -464,11 +447,12 @@ def _double_step(T: Tower, b3, R, yp2: int, nxp3: int):
     return ((2 * X3[0], 2 * X3[1]), Y3, (8 * Z3[0], 8 * Z3[1])), line
 
 
-def _add_step(T: Tower, R, Q, yp: int, nxp: int):
+def add_step(T: Tower, R, Q, yp: int, nxp: int):
     """(R + Q, the line through R and Q evaluated at P), Q affine, R != ±Q.
 
     theta = Y - yQ·Z and lam = X - xQ·Z are the slope's numerator and denominator
-    (over Z); the line times lam is lam·yP - theta·xP (w) + (theta·xQ - lam·yQ) (w^3)."""
+    (over Z); the line times lam is lam·yP - theta·xP (w) + (theta·xQ - lam·yQ) (w^3).
+    yp = yP, nxp = -xP (1 and 1: the coefficients before P scales them)."""
     mul2, sqr2 = T.mul2, T.sqr2
     X, Y, Z = R
     xq, yq = Q
@@ -483,53 +467,105 @@ def _add_step(T: Tower, R, Q, yp: int, nxp: int):
     return R3, line
 
 
-def _frobenius_twist(C: PairingCurve, Q):
+def frobenius_twist(C: PairingCurve, Q):
     """pi(Q) on the twist: the image of the p-power Frobenius of the untwisted Q."""
     mul2 = C.tower.mul2
     return (mul2(_conj2(Q[0]), C.pi[0]), mul2(_conj2(Q[1]), C.pi[1]))
 
 
-def multi_miller_loop(curve: str, pairs):
+def _neg2(a):
+    return (-a[0], -a[1])
+
+
+def prepare_g2(curve: str, Q) -> tuple:
+    """The line coefficients of Q's Miller loop, in loop order: ("d" | "a", (cy, cx, c)),
+    "d" lines to be scaled at P by (2yP, -3xP), "a" lines by (yP, -xP) (as ``double_step``
+    and ``add_step`` scale them). The running point R (doublings and additions of Q, then
+    pi(Q) and -pi^2(Q) for BN) does not depend on P, so a fixed Q (a verification key's)
+    is prepared once, and each line at P costs two Fq2 scalings instead of a step."""
+    C = pairing_curve(curve)
+    T = C.tower
+    negQ = (Q[0], _neg2(Q[1]))
+    R = (Q[0], Q[1], (1, 0))
+    steps = []
+    for digit in C.loop:
+        R, line = double_step(T, C.b3, R, 1, 1)
+        steps.append(("d", line))
+        if digit:
+            R, line = add_step(T, R, Q if digit > 0 else negQ, 1, 1)
+            steps.append(("a", line))
+    if C.family == "bn":
+        Q1 = frobenius_twist(C, Q)
+        Q2 = frobenius_twist(C, Q1)
+        R, line = add_step(T, R, Q1, 1, 1)
+        steps.append(("a", line))
+        _, line = add_step(T, R, (Q2[0], _neg2(Q2[1])), 1, 1)
+        steps.append(("a", line))
+    return tuple(steps)
+
+
+def miller_loop(curve: str, pairs, prepared=()) -> tuple:
     """prod_i f_{Q_i}(P_i): the Miller loops of the optimal ate pairing, sharing the
     squarings of f. ``pairs``: (P, Q) with P in G1 as ``(x, y)``, Q in G2 as
-    ``((x0, x1), (y0, y1))`` (affine Python ints); a pair with ``None`` (the identity)
-    contributes 1. The points must be in G1 and G2 (not checked here: the loop
-    assumes Q has order r)."""
+    ``((x0, x1), (y0, y1))`` (affine Python ints), run with full doubling and addition
+    steps; ``prepared``: (P, prepare_g2(Q)), whose lines are only scaled at P. A pair with
+    ``None`` (the identity; ``()`` lines) contributes 1. The points must be in G1 and G2
+    (not checked here: the loop assumes Q has order r).
+
+    Per step of the loop: f squared (not before the first lines), then the lines of
+    ``pairs`` in order, then those of ``prepared`` (``kernels.pairing_cpu`` schedules the
+    same steps, so its value is this one)."""
     C = pairing_curve(curve)
     T = C.tower
     p = T.p
     mul_by_line = T.mul_by_line_d if C.twist == "D" else T.mul_by_line_m
+    scale2 = T.scale2
     live = [(P, Q) for P, Q in pairs if P is not None and Q is not None]
+    # What the lines need of P: yP, -xP, 2yP, -3xP.
+    fixed = [((y % p, -x % p, 2 * y % p, -3 * x % p), steps) for (P, steps) in prepared
+             if P is not None and steps for x, y in (P,)]
     f = T.one
-    if not live:
+    if not live and not fixed:
         return f
-    # Per pair: Q, -Q, what the lines need of P (yP, -xP, 2yP, -3xP), the running point R.
     Qs = [Q for _, Q in live]
-    negQs = [(Q[0], (-Q[1][0], -Q[1][1])) for Q in Qs]
+    negQs = [(Q[0], _neg2(Q[1])) for Q in Qs]
     Ps = [(y % p, -x % p, 2 * y % p, -3 * x % p) for (x, y), _ in live]
     Rs = [(Q[0], Q[1], (1, 0)) for Q in Qs]
-    first = True
-    for digit in C.loop:
-        if not first:  # f = 1 before the first lines
+
+    def fixed_lines(f, k):
+        for (yp, nxp, yp2, nxp3), steps in fixed:
+            kind, (cy, cx, c) = steps[k]
+            f = mul_by_line(f, scale2(cy, yp2), scale2(cx, nxp3), c) if kind == "d" else \
+                mul_by_line(f, scale2(cy, yp), scale2(cx, nxp), c)
+        return f
+
+    k = 0                                   # the next prepared line
+    for n, digit in enumerate(C.loop):
+        if n:                               # f = 1 before the first lines
             f = T.sqr12(f)
-        first = False
         for i, (yp, nxp, yp2, nxp3) in enumerate(Ps):
-            Rs[i], line = _double_step(T, C.b3, Rs[i], yp2, nxp3)
+            Rs[i], line = double_step(T, C.b3, Rs[i], yp2, nxp3)
             f = mul_by_line(f, *line)
+        f = fixed_lines(f, k)
+        k += 1
         if digit:
             addends = Qs if digit > 0 else negQs
             for i, (yp, nxp, _, _) in enumerate(Ps):
-                Rs[i], line = _add_step(T, Rs[i], addends[i], yp, nxp)
+                Rs[i], line = add_step(T, Rs[i], addends[i], yp, nxp)
                 f = mul_by_line(f, *line)
+            f = fixed_lines(f, k)
+            k += 1
     if C.family == "bn":
         # f_{6x+2,Q} · l_{[6x+2]Q, pi(Q)} · l_{[6x+2]Q + pi(Q), -pi^2(Q)}
         for i, (yp, nxp, _, _) in enumerate(Ps):
-            Q1 = _frobenius_twist(C, Qs[i])
-            Q2 = _frobenius_twist(C, Q1)
-            R, line = _add_step(T, Rs[i], Q1, yp, nxp)
+            Q1 = frobenius_twist(C, Qs[i])
+            Q2 = frobenius_twist(C, Q1)
+            R, line = add_step(T, Rs[i], Q1, yp, nxp)
             f = mul_by_line(f, *line)
-            _, line = _add_step(T, R, (Q2[0], (-Q2[1][0], -Q2[1][1])), yp, nxp)
+            _, line = add_step(T, R, (Q2[0], _neg2(Q2[1])), yp, nxp)
             f = mul_by_line(f, *line)
+        f = fixed_lines(f, k)
+        f = fixed_lines(f, k + 1)
     if C.loop_negative:  # f_{-n} = 1/f_n up to a vertical line; 1/f becomes conj f after FE
         f = T.conj12(f)
     return f
@@ -585,10 +621,10 @@ def final_exponentiation(curve: str, f):
 
 def pairing(curve: str, P, Q):
     """e(P, Q) as an Fq12 tuple (see the module doc for which power of the ate pairing)."""
-    return final_exponentiation(curve, multi_miller_loop(curve, [(P, Q)]))
+    return final_exponentiation(curve, miller_loop(curve, [(P, Q)]))
 
 
-def pairing_check(curve: str, pairs) -> bool:
-    """Whether prod_i e(P_i, Q_i) = 1 (``pairs`` as for ``multi_miller_loop``)."""
-    f = final_exponentiation(curve, multi_miller_loop(curve, pairs))
+def pairing_check(curve: str, pairs, prepared=()) -> bool:
+    """Whether prod_i e(P_i, Q_i) = 1 (``pairs`` and ``prepared`` as for ``miller_loop``)."""
+    f = final_exponentiation(curve, miller_loop(curve, pairs, prepared))
     return f == pairing_curve(curve).tower.one
