@@ -85,19 +85,23 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="no witness check and no verification (as snarkjs and rapidsnark)")
     p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
-    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile)")
-    p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
-    p.add_argument("--workers", type=int, help="scheduler threads (1: one node at a time, no helper process)")
+    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile; "
+                                                   "through the service too, written with the proof)")
+    p.add_argument("--device", help="cpu or cuda (default: cuda when present). Proves in this process: "
+                                    "a running service keeps the device it started with (a note says so)")
+    p.add_argument("--workers", type=int, help="scheduler threads (1: one node at a time, no helper process); "
+                                               "the service honours it too")
     p.add_argument("--no-helper", action="store_true",
                    help="on the CPU, run every MSM in this process (default: the G2 and C MSMs run in a "
-                        "forked helper process, beside the rest)")
+                        "forked helper process, beside the rest). Proves in this process, not through a "
+                        "running service (a note says so)")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--serve", action="store_true",
                    help="prove through the prover service (`zktensor serve`), starting it if it is not "
-                        "running (default: through it when it runs, else in this process)")
+                        "running (default: through it when it runs, else in this process); not with "
+                        "--device or --no-helper")
     s.add_argument("--no-serve", action="store_true",
-                   help="prove in this process even when a service runs (--trace, --device, --workers "
-                        "and --no-helper also prove in this process)")
+                   help="prove in this process even when a service runs")
 
 
 def _prove(a: argparse.Namespace) -> int:
@@ -109,12 +113,26 @@ def _prove(a: argparse.Namespace) -> int:
     except OutputError as e:
         _err(str(e))
         return 2
-    # the service first: the client imports neither torch nor numpy (`zktensor.serve.client`)
-    if not a.no_serve and not (a.trace or a.device or a.workers or a.no_helper):
+    if a.workers is not None and not 1 <= a.workers <= 256:
+        _err(f"--workers {a.workers}: expected 1 to 256 threads")
+        return 2
+    # the service first: the client imports neither torch nor numpy (`zktensor.serve.client`);
+    # it proves on its own device with its own helper, so these two prove here
+    here_only = [flag for flag, given in (("--device", a.device), ("--no-helper", a.no_helper)) if given]
+    if a.serve and here_only:
+        _err(f"--serve with {' and '.join(here_only)}: the service keeps the device and helper it started "
+             "with (zktensor serve --device ...); leave --serve out to prove in this process")
+        return 2
+    if not a.no_serve and not here_only:
         from .serve.client import prove_via_service
         status = prove_via_service(a, start_if_needed=a.serve)
         if status is not None:
             return status
+    elif not a.no_serve:
+        from .serve.client import running
+        if running():
+            print(f"zktensor: note: {' and '.join(here_only)}: proving in this process, not through the "
+                  "running prover service", file=sys.stderr)
     from .groth16.formats import FormatError
     from .groth16.key import PLAIN
     from .groth16.prover import Prover
@@ -209,7 +227,43 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
 
 
+def _demo_outputs(a: argparse.Namespace) -> str | None:
+    """Check --out and --trace before the key loads (as prove does): the error, or None.
+    --out is made here (with its parents, as the demo would) so that the files in it can
+    be checked, a trace inside it included."""
+    from .groth16.demo import demo_files
+    from .groth16.outputs import OutputError, check_outputs
+    outputs, what = [], []
+    if a.out is not None:
+        if a.out == "":
+            return "--out: the directory path is empty"
+        if os.path.lexists(a.out) and not os.path.isdir(a.out):
+            return f"{a.out}: exists and is not a directory (--out names a directory for proof.json and public.json)"
+        try:
+            os.makedirs(a.out, exist_ok=True)
+        except OSError as e:
+            return f"{a.out}: cannot make the directory ({e.strerror or e})"
+        outputs += [os.path.join(a.out, "proof.json"), os.path.join(a.out, "public.json")]
+        what += ["proof", "public signals"]
+    if a.trace is not None:
+        outputs.append(a.trace)
+        what.append("trace")
+    try:
+        inputs = list(demo_files().values())
+    except FileNotFoundError as e:
+        return str(e)
+    try:
+        check_outputs(outputs, inputs=inputs, what=what)
+    except OutputError as e:
+        return str(e)
+    return None
+
+
 def _demo(a: argparse.Namespace) -> int:
+    bad = _demo_outputs(a)
+    if bad is not None:
+        _err(bad)
+        return 2
     from .groth16.demo import run_demo
     return run_demo(profile=a.profile, trace=a.trace, out=a.out, device=a.device)
 

@@ -80,3 +80,35 @@ def test_demo_runs_offline():
     r = cli("demo", "--device", "cpu")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "verify: OK" in r.stdout and "msm_h" in r.stdout
+
+
+def test_demo_checks_out_and_trace_before_the_key_loads(tmp_path):
+    """--out and --trace are checked first (one line, exit 2), not after the key has loaded
+    (a file given as --out had ended in os.makedirs's error, exit 3)."""
+    import contextlib
+    import io
+    from zktensor.groth16.demo import demo_files
+    (tmp_path / "file").write_text("x")
+    cases = [(["--out", tmp_path / "file"], f"{tmp_path / 'file'}: exists and is not a directory"),
+             (["--out", tmp_path / "file" / "sub"], "cannot make the directory"),
+             (["--trace", tmp_path / "nodir" / "t.json"], f"directory {tmp_path / 'nodir'} does not exist"),
+             (["--trace", tmp_path], "is a directory"),
+             (["--out", tmp_path / "o", "--trace", tmp_path / "o" / "proof.json"], "two outputs are the same file"),
+             (["--trace", demo_files()["vk"]], "is also an input"),
+             (["--out", demo_files()["zkey"].parent], "public.json: is also an input"),
+             (["--out", ""], "--out: the directory path is empty")]
+    for args, message in cases:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as out:
+            rc = main(["demo", *map(str, args)])
+        assert rc == 2, (args, err.getvalue())
+        assert err.getvalue().count("\n") == 1 and message in err.getvalue(), (args, err.getvalue())
+        assert out.getvalue() == ""                     # the demo did not start
+    assert (tmp_path / "file").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["file", "o"]
+    # as a process: refused before torch is imported
+    code = ("import sys; from zktensor.cli import main; rc = main(sys.argv[1:]); "
+            "print('TORCH', 'torch' in sys.modules); sys.exit(rc)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code, "demo", "--out", str(tmp_path / "file")], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 2 and "TORCH False" in r.stdout, r.stdout + r.stderr

@@ -177,3 +177,159 @@ def test_no_serve_and_tcp_token(tmp_path):
         assert valid(tmp_path, "t")
     finally:
         svc.stop()
+
+
+# -- hostile and malformed requests: one line back, the service goes on -------------------------
+
+
+def _raw(service, body: bytes, length: int | None = None) -> dict:
+    """Send ``body`` after a length header (``length``: another length than the body's) and
+    read the reply, at the protocol level (what a broken or hostile client sends)."""
+    from zktensor.serve import protocol
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(str(service.run_dir / "serve.sock"))
+    try:
+        s.sendall(len(body).to_bytes(4, "big") if length is None else length.to_bytes(4, "big"))
+        if length is None:
+            s.sendall(body)
+        return protocol.recv(s)
+    finally:
+        s.close()
+
+
+def _json(obj) -> bytes:
+    import json
+    return json.dumps(obj).encode()
+
+
+PROVE = {"op": "prove", "zkey": str(DEMO / "demo.zkey"), "witness": str(DEMO / "demo.wtns")}
+HOSTILE = {
+    "deep nesting": b"[" * 100000 + b"]" * 100000,
+    "deep unclosed": b'{"a":' * 50000,
+    "a 5000-digit number": b'{"op": "ping", "n": ' + b"9" * 5000 + b"}",
+    "a huge exponent": b'{"op": "ping", "n": 1e99999}',
+    "NaN": b'{"op": "ping", "n": NaN}',
+    "not JSON": b"{",
+    "not UTF-8": b'{"op": "\xff"}',
+    "a list": b"[]",
+    "r1cs a number": _json(dict(PROVE, r1cs=5)),
+    "r1cs an object": _json(dict(PROVE, r1cs={"a": [1]})),
+    "zkey relative": _json(dict(PROVE, zkey="demo.zkey")),
+    "zkey with a NUL": _json(dict(PROVE, zkey="/tmp/a\0b")),
+    "zkey a lone surrogate": b'{"op": "prove", "zkey": "/\\ud800", "witness": "/w"}',
+    "zkey 5000 characters": _json(dict(PROVE, zkey="/" + "a" * 5000)),
+    "no witness": _json({"op": "prove", "zkey": PROVE["zkey"]}),
+    "check a string": _json(dict(PROVE, check="yes")),
+    "workers a string": _json(dict(PROVE, workers="3")),
+    "workers 0": _json(dict(PROVE, workers=0)),
+    "workers true": _json(dict(PROVE, workers=True)),
+    "unknown field": _json(dict(PROVE, zkey_path="/x")),
+    "unknown op": _json({"op": "format"}),
+    "op a number": _json({"op": 7}),
+    "no op": _json({}),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_requests_get_one_line(service, name):
+    reply = _raw(service, HOSTILE[name])
+    assert reply["ok"] is False and reply["status"] == 2, reply
+    assert reply["error"].startswith("bad request: ") and "\n" not in reply["error"], reply
+    assert len(reply["error"]) < 300, reply
+    assert service.proc.poll() is None and service.status()["ok"]
+    assert "Traceback" not in service.log_text()
+
+
+def test_an_oversized_request_is_refused_unread(service):
+    reply = _raw(service, b"", length=(1 << 20) + 1)
+    assert reply == {"ok": False, "error": f"bad request: a message of {(1 << 20) + 1} bytes (at most {1 << 20})",
+                     "status": 2}
+    assert "Traceback" not in service.log_text()
+
+
+def test_errors_name_the_paths_as_typed(service, tmp_path):
+    """The service is sent absolute paths and names resolved ones; the user reads the paths
+    as typed (relative, through a symbolic link)."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    (real / "corrupt.zkey").write_bytes((DEMO / "demo.zkey").read_bytes()[:1000])
+    (real / "w.wtns").write_bytes((DEMO / "demo.wtns").read_bytes())
+    res = subprocess.run([sys.executable, "-m", "zktensor.cli", "prove", "link/corrupt.zkey", "link/w.wtns",
+                          "p.json", "q.json"], env=service.env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("zktensor: error: link/corrupt.zkey: "), res.stderr
+    assert str(tmp_path) not in res.stderr
+    assert service.status()["requests"] >= 1 and not (tmp_path / "p.json").exists()
+
+
+def test_as_typed_maps_the_longest_path_first():
+    from zktensor.serve.client import as_typed
+    names = {"/w/a": "a", "/w/a.r1cs": "x/a.r1cs"}
+    assert as_typed("/w/a.r1cs does not fit /w/a", names) == "x/a.r1cs does not fit a"
+    assert as_typed("nothing to map", {}) == "nothing to map"
+
+
+# -- --trace and --workers go through the service; --device and --no-helper prove here -------------
+
+
+def test_trace_and_workers_through_the_service(service, tmp_path):
+    import json
+    trace = tmp_path / "trace.json"
+    res = zktensor(demo_args(tmp_path) + ["--trace", trace, "--workers", "1"], service.env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "service:" in res.stdout and f"trace written to {trace}" in res.stdout
+    doc = json.loads(trace.read_text())
+    assert doc["otherData"]["workers"] == 1 and any(e.get("name") == "msm_h" for e in doc["traceEvents"])
+    assert valid(tmp_path)
+
+
+def test_device_and_no_helper_prove_here_and_say_so(service, tmp_path):
+    before = service.status()["requests"]
+    res = zktensor(demo_args(tmp_path) + ["--no-helper", "--profile"], service.env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "note: --no-helper: proving in this process, not through the running prover service" in res.stderr
+    assert "service:" not in res.stdout and valid(tmp_path)
+    assert service.status()["requests"] == before + 2      # the ping that found it, and this status
+    res = zktensor(demo_args(tmp_path, "s") + ["--serve", "--device", "cpu"], service.env, timeout=60)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "--serve with --device" in res.stderr
+    assert not (tmp_path / "proofs.json").exists()
+    res = zktensor(demo_args(tmp_path, "s") + ["--workers", "0"], service.env, timeout=60)
+    assert res.returncode == 2 and "--workers 0" in res.stderr
+
+
+# -- SO_PEERCRED: a peer of another uid is refused behind the file permissions -------------------
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="connecting as another uid needs root (setuid)")
+def test_another_uid_is_refused(service):
+    code = ("import json, os, socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX)\n"
+            "os.setgid(65534); os.setuid(65534)\n"
+            "s.connect(sys.argv[1])\n"
+            "b = json.dumps({'op': 'status'}).encode()\n"
+            "s.sendall(len(b).to_bytes(4, 'big') + b)\n"
+            "n = int.from_bytes(s.recv(4), 'big'); data = b''\n"
+            "while len(data) < n: data += s.recv(n - len(data))\n"
+            "print(data.decode())\n")
+    import tempfile
+    sock = service.run_dir / "serve.sock"
+    # let uid 65534 reach the socket, so that only SO_PEERCRED stands: a second name (a hard link)
+    # in a directory it may enter (the run directory's parents are private), and mode 0666
+    d = Path(tempfile.mkdtemp())
+    d.chmod(0o755)
+    os.link(sock, d / "serve.sock")
+    sock.chmod(0o666)
+    try:
+        res = subprocess.run([sys.executable, "-c", code, str(d / "serve.sock")], capture_output=True, text=True,
+                             timeout=60)
+    finally:
+        sock.chmod(0o600)
+        (d / "serve.sock").unlink()
+        d.rmdir()
+    assert res.returncode == 0, res.stderr
+    import json
+    assert json.loads(res.stdout) == {"ok": False, "error": "uid 65534 may not use this service", "status": 2}

@@ -3,13 +3,15 @@
 Standard library only (no torch, no numpy, nothing of the compiler), so a proof through
 the service costs a Python start-up and a round trip. ``prove_via_service`` returns the
 CLI's exit status, or None when there is no service (the caller then proves in-process).
-The proof and public files are written here, as a pair (`groth16.outputs`), once the whole
-reply is in: a service killed mid-request leaves no file behind, and the caller proves
-in-process.
+The proof and public files (and the trace, with ``--trace``) are written here, as one set
+(`groth16.outputs`), once the whole reply is in: a service killed mid-request leaves no
+file behind, and the caller proves in-process. The service is sent absolute paths; its
+error messages are given back with the paths as the user typed them.
 """
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -107,14 +109,39 @@ def _abs(p):
     return None if p is None else os.path.abspath(p)
 
 
+def typed_paths(*typed) -> dict[str, str]:
+    """{a form of a path the service may name (absolute, resolved): the path as typed}."""
+    out = {}
+    for p in typed:
+        if p is None:
+            continue
+        for form in (os.path.abspath(p), os.path.realpath(p)):
+            if form != p:
+                out.setdefault(form, p)
+    return out
+
+
+def as_typed(message: str, names: dict[str, str]) -> str:
+    """``message`` with the service's absolute paths replaced by the user's (the longest
+    first, so that a path is never cut at another that is a prefix of it)."""
+    if not names:
+        return message
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(names, key=len, reverse=True)))
+    return pattern.sub(lambda m: names[m.group(0)], message)
+
+
 def prove_via_service(a, start_if_needed: bool = False) -> int | None:
     """``zktensor prove`` through the service: the exit status, or None to prove in-process
     (no service, or it went away mid-request: said on stderr)."""
     req = {"op": "prove", "zkey": _abs(a.zkey), "witness": _abs(a.witness), "r1cs": _abs(a.r1cs),
            "check": not a.no_check, "verify": not (getattr(a, "no_verify", False) or a.no_check),
-           "profile": bool(a.profile)}
+           "profile": bool(a.profile), "trace": bool(getattr(a, "trace", None))}
+    if getattr(a, "workers", None) is not None:
+        req["workers"] = a.workers
     if os.environ.get("ZKTENSOR_SERVE_TEST_STALL"):          # tests: honoured only by a service run with hooks
         req["test_stall_s"] = float(os.environ["ZKTENSOR_SERVE_TEST_STALL"])
+        if os.environ.get("ZKTENSOR_SERVE_TEST_STALL_NODE"):
+            req["test_stall_node"] = os.environ["ZKTENSOR_SERVE_TEST_STALL_NODE"]
     try:
         reply = request(req)
     except Unavailable:
@@ -130,19 +157,31 @@ def prove_via_service(a, start_if_needed: bool = False) -> int | None:
         print(f"zktensor: {e}; proving in-process", file=sys.stderr)
         return None
     if not reply.get("ok"):
-        print(f"zktensor: error: {reply.get('error', 'the service refused the request')}", file=sys.stderr)
-        return int(reply.get("status", 1))
+        error = as_typed(str(reply.get("error", "the service refused the request")),
+                         typed_paths(a.zkey, a.witness, a.r1cs))
+        print(f"zktensor: error: {error}", file=sys.stderr)
+        status = reply.get("status", 1)
+        return status if type(status) is int and 1 <= status <= 125 else 1
     from ..groth16.outputs import OutputError, write_outputs
-    try:         # both files or neither
-        write_outputs([(a.proof, reply["proof"]), (a.public, reply["public"])])
+    outputs = [(a.proof, reply.get("proof")), (a.public, reply.get("public"))]
+    if getattr(a, "trace", None):
+        outputs.append((a.trace, reply.get("trace")))
+    if not all(isinstance(text, str) for _, text in outputs):
+        print("zktensor: error: the prover service's reply has no proof (a service of another "
+              "version? zktensor serve --stop, then prove again)", file=sys.stderr)
+        return 1
+    try:         # all of them or none
+        write_outputs(outputs)
     except (OutputError, OSError) as e:
         print(f"zktensor: error: {e}", file=sys.stderr)
         return 1
-    if a.profile:
+    if a.profile or getattr(a, "trace", None):       # --trace implies --profile, as in-process
         print(f"load key {1e3 * reply['load_s']:.1f} ms (service: "
               f"{'resident' if reply.get('resident') else 'loaded now'}), prove {1e3 * reply['prove_s']:.1f} ms")
         if reply.get("table"):
             print(reply["table"])
+    if getattr(a, "trace", None):
+        print(f"trace written to {a.trace}")
     return 0
 
 

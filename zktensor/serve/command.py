@@ -5,29 +5,61 @@
     zktensor serve --memory 6G      # key memory budget (default: half of physical memory)
     zktensor serve --tcp 7070       # also listen on 127.0.0.1:7070, token in serve.token
     zktensor serve --status         # pid, budget, resident keys and their sizes
-    zktensor serve --stop
+    zktensor serve --stop           # returns once the service has exited and its socket is gone
+
+A bad ``--memory`` is refused in one line (exit 2) before anything starts.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
+import time
 
 from . import client, paths
 
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+MAX_BUDGET = 1 << 60
+STOP_WAIT_S = 30.0
 
 
 def parse_size(s: str) -> int:
-    """'8G', '512M', '1.5g', '1073741824' -> bytes."""
-    t = s.strip().lower().removesuffix("ib").removesuffix("b")
-    unit = t[-1] if t and t[-1] in _UNITS else ""
+    """'8G', '512M', '1.5g', '6GiB', '1073741824' -> bytes; ValueError (one line) for
+    anything else, nothing at all, or a size under a byte or past any machine."""
+    m = _SIZE.fullmatch(s.strip())
+    if m is None:
+        raise ValueError(f"--memory {s!r}: not a size (e.g. 8G, 512M, 1.5g)")
+    n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if not 1 <= n <= MAX_BUDGET:
+        raise ValueError(f"--memory {s!r}: the budget must be from 1 byte to 1 EiB")
+    return n
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (a zombie, waiting for its parent to reap it, does not)."""
     try:
-        v = float(t[:-1] if unit else t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {s!r} (e.g. 8G, 512M)") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"the memory budget must be positive, got {s!r}")
-    return int(v * _UNITS[unit])
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pass                            # EPERM: it exists
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_stopped(pid: int, timeout: float = STOP_WAIT_S) -> bool:
+    """Wait until the service `pid` has exited and its socket is gone."""
+    end = time.monotonic() + timeout
+    while _alive(pid) or paths.socket_path().exists():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -35,7 +67,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     g.add_argument("--status", action="store_true", help="report the running service and its resident keys")
     g.add_argument("--stop", action="store_true", help="stop the running service")
     g.add_argument("--detach", action="store_true", help="start the service in the background")
-    p.add_argument("--memory", type=parse_size, metavar="SIZE",
+    p.add_argument("--memory", metavar="SIZE",
                    help="memory budget for resident keys, e.g. 6G (default: half of physical memory); "
                         "least recently used keys are evicted past it")
     p.add_argument("--tcp", type=int, metavar="PORT",
@@ -47,6 +79,12 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(a: argparse.Namespace) -> int:
+    if a.memory is not None:
+        try:
+            a.memory = parse_size(a.memory)
+        except ValueError as e:
+            print(f"zktensor: error: {e}", file=sys.stderr)
+            return 2
     if a.status or a.stop:
         try:
             reply = client.request({"op": "status" if a.status else "stop"})
@@ -56,7 +94,13 @@ def run(a: argparse.Namespace) -> int:
         except client.Lost as e:
             print(f"zktensor serve: {e}", file=sys.stderr)
             return 1
-        print(client.status_text(reply) if a.status else f"zktensor serve: stopping pid {reply['pid']}")
+        if a.status:
+            print(client.status_text(reply))
+            return 0
+        if not wait_stopped(reply["pid"]):
+            print(f"zktensor serve: pid {reply['pid']} did not stop within {STOP_WAIT_S:.0f} s", file=sys.stderr)
+            return 1
+        print(f"zktensor serve: stopped pid {reply['pid']}")
         return 0
     args = []
     if a.memory:

@@ -4,9 +4,13 @@ A key is known by its content (sha256 of the .zkey), so a file rewritten in plac
 new key and two paths to one file are one key; the digest of a path is recomputed only
 when its size, mtime or inode change. Loading happens once however many clients ask for
 the key at the same time (the others wait); proofs with one key run one at a time (a
-Prover is not re-entrant), proofs with different keys side by side. After a load, keys
-are evicted, least recently used first, until the resident bytes fit the budget; a key
-in use is never evicted, and the newest key stays even alone over the budget.
+Prover is not re-entrant), proofs with different keys side by side.
+
+Eviction, least recently used first, happens twice: before a load, for the new key's
+estimated size (`footprint.resident_bytes`, from the .zkey header), so that the resident
+keys, the keys being loaded and the new one fit the budget while it loads; and after
+it, for its real size. A key in use is never evicted, and the newest key stays even
+alone over the budget.
 """
 from __future__ import annotations
 
@@ -66,12 +70,15 @@ class Resident:
 
 
 class Residency:
-    def __init__(self, budget_bytes: int, load):
-        """load(path) -> (Prover, how its tables came: "built" or "mapped")."""
+    def __init__(self, budget_bytes: int, load, estimate=None):
+        """load(path) -> (Prover, how its tables came: "built" or "mapped"); estimate(path) ->
+        the bytes it will hold, or None (unknown: no eviction before the load)."""
         self.budget = budget_bytes
         self._load = load
+        self._estimate = estimate
         self._keys: OrderedDict[str, Resident] = OrderedDict()
         self._loading: dict[str, threading.Lock] = {}
+        self._reserved: dict[str, int] = {}          # digest -> estimated bytes of a load under way
         self._lock = threading.Lock()
         self.digests = _Digests()
         self.evicted = 0
@@ -95,12 +102,17 @@ class Residency:
                     r.busy += 1
                     self._keys.move_to_end(digest)
                     return r, True
+            need = self._estimated(path)
+            with self._lock:
+                self._reserved[digest] = need
+                self._evict(keep=None)      # room for the new key before it takes memory
             t = time.perf_counter()
             try:
                 prover, tables = self._load(path)
             finally:
                 with self._lock:
                     self._loading.pop(digest, None)
+                    self._reserved.pop(digest, None)
             r = Resident(path, digest, prover, prover.memory_bytes(), time.perf_counter() - t, tables)
             with self._lock:
                 r.busy += 1
@@ -108,13 +120,23 @@ class Residency:
                 self._evict(keep=digest)
             return r, False
 
+    def _estimated(self, path: str) -> int:
+        if self._estimate is None:
+            return 0
+        try:
+            return int(self._estimate(path) or 0)
+        except Exception:  # noqa: BLE001 - no estimate; the load reports what is wrong with the file
+            return 0
+
     def release(self, r: Resident) -> None:
         with self._lock:
             r.busy -= 1
             r.last_used = time.monotonic()
 
-    def _evict(self, keep: str) -> None:
-        total = sum(r.bytes for r in self._keys.values())
+    def _evict(self, keep: str | None) -> None:
+        """Drop idle keys, least recently used first, until the resident keys and the loads
+        under way fit the budget (caller holds the lock)."""
+        total = sum(r.bytes for r in self._keys.values()) + sum(self._reserved.values())
         for digest in list(self._keys):
             if total <= self.budget:
                 return
@@ -132,6 +154,11 @@ class Residency:
 
     def resident_bytes(self) -> int:
         return sum(r.bytes for r in self.keys())
+
+    def reserved_bytes(self) -> int:
+        """Estimated bytes of the keys being loaded now."""
+        with self._lock:
+            return sum(self._reserved.values())
 
     def close(self) -> None:
         with self._lock:

@@ -1,9 +1,10 @@
 """The prover service: a threaded socket server over a `Residency` of keys.
 
 One thread per connection; a connection is one request and one reply. Everything a
-request can do wrong (a missing or corrupt file, a witness that does not satisfy the
-circuit, a key that does not fit the witness) becomes that connection's error reply;
-the service and the other clients go on. The Unix socket is made 0600 inside a 0700
+request can do wrong (a message that is not JSON or nests too deep, a field of the
+wrong type or size: `protocol.request_error`; a missing or corrupt file, a witness that
+does not satisfy the circuit, a key that does not fit the witness) becomes that
+connection's one-line error reply; the service and the other clients go on. The Unix socket is made 0600 inside a 0700
 directory, and a peer of another uid (SO_PEERCRED) is refused as well. TCP, only with
 ``--tcp PORT``, listens on 127.0.0.1 and wants the token of ``serve.token`` (0600) in
 every request.
@@ -13,6 +14,7 @@ socket answers (status, stop) at once and the first proof finds them loaded.
 """
 from __future__ import annotations
 
+import contextlib
 import hmac
 import importlib
 import json
@@ -28,6 +30,7 @@ import time
 import traceback
 
 from . import paths, protocol
+from .footprint import resident_bytes
 from .residency import Residency
 
 
@@ -51,7 +54,8 @@ class Service:
     def __init__(self, budget_bytes: int | None = None, device: str | None = None, plain: bool = False,
                  tcp_port: int | None = None):
         self.device, self.plain = device, plain
-        self.residency = Residency(budget_bytes or default_budget(), self._load)
+        self.residency = Residency(budget_bytes or default_budget(), self._load,
+                                   estimate=lambda path: resident_bytes(path, device, plain))
         self.started = time.monotonic()
         self.requests = 0
         self.tcp_port = tcp_port
@@ -59,7 +63,8 @@ class Service:
         self.stopping = threading.Event()
         self.in_flight = 0                  # prove requests being served
         self._count = threading.Lock()
-        # tests only: a prove request may ask the service to stall (to be killed mid-request)
+        # tests only: a prove request may ask the service to stall (to be killed mid-request,
+        # or mid-proof: `_stall_in_node`)
         self._stall_ok = os.environ.get("ZKTENSOR_SERVE_TEST_HOOKS") == "1"
         self._servers: list[socketserver.BaseServer] = []
 
@@ -67,7 +72,10 @@ class Service:
     def handle(self, req: dict) -> dict:
         with self._count:
             self.requests += 1
-        op = req.get("op")
+        bad = protocol.request_error(req)
+        if bad:
+            return {"ok": False, "error": bad, "status": 2}
+        op = req["op"]
         try:
             if op == "ping":
                 return {"ok": True, "pid": os.getpid()}
@@ -89,12 +97,13 @@ class Service:
             return {"ok": False, "error": _one_line(e), "status": _exit_status(e)}
 
     def prove(self, req: dict) -> dict:
+        """A proof for a request `protocol.request_error` accepted; "trace" asks for the
+        graph's Chrome trace (as text, the client writes it), "workers" for scheduler threads."""
         from ..groth16.formats.json_io import dumps, proof_to_json, public_to_json
-        for k in ("zkey", "witness"):
-            if not isinstance(req.get(k), str):
-                return {"ok": False, "error": f"the request has no {k} path", "status": 2}
-        if self._stall_ok and req.get("test_stall_s"):
-            time.sleep(float(req["test_stall_s"]))
+        if self._stall_ok and req.get("test_stall_s") and not req.get("test_stall_node"):
+            time.sleep(req["test_stall_s"])
+        trace = bool(req.get("trace"))
+        profile = bool(req.get("profile")) or trace
         t0 = time.perf_counter()
         r, resident = self.residency.acquire(req["zkey"])
         try:
@@ -103,16 +112,46 @@ class Service:
                 p = r.prover
                 p.r1cs_check = r.r1cs_check(req.get("r1cs"), self.residency.digests)
                 t2 = time.perf_counter()
-                proof, public = p.prove(req["witness"], check=bool(req.get("check", True)),
-                                        verify=req.get("verify"), profile=bool(req.get("profile")))
-                table = p.last_run.table() if req.get("profile") else None
+                with self._stall_in_node(p, req):
+                    proof, public = p.prove(req["witness"], check=req.get("check", True), verify=req.get("verify"),
+                                            profile=profile, workers=req.get("workers"))
+                table = p.last_run.table() if profile else None
+                trace_text = json.dumps(p.last_run.chrome_trace()) if trace else None
                 r.proofs += 1
             t3 = time.perf_counter()
         finally:
             self.residency.release(r)
         return {"ok": True, "proof": dumps(proof_to_json(proof)), "public": dumps(public_to_json(public)),
                 "resident": resident, "load_s": t1 - t0 + (t2 - t1 if not resident else 0.0),
-                "prove_s": t3 - t2, "table": table}
+                "prove_s": t3 - t2, "table": table, "trace": trace_text}
+
+    @contextlib.contextmanager
+    def _stall_in_node(self, prover, req: dict):
+        """Tests only (ZKTENSOR_SERVE_TEST_HOOKS=1): the proof's graph node "test_stall_node"
+        writes ``test-stalled`` in the run directory, then sleeps "test_stall_s" before its
+        work, while the graph's other nodes run: a service that can be killed mid-proof."""
+        node = req.get("test_stall_node")
+        if not (self._stall_ok and node):
+            yield
+            return
+        make_graph, seconds = prover.graph, req.get("test_stall_s", 60)
+
+        def stalled_graph(*args, **kw):
+            g = make_graph(*args, **kw)
+            n = g.nodes[node]
+            work = n.fn
+
+            def stalled(*inputs):
+                (paths.run_dir() / "test-stalled").write_text(node)
+                time.sleep(seconds)
+                return work(*inputs)
+            n.fn = stalled
+            return g
+        prover.graph = stalled_graph
+        try:
+            yield
+        finally:
+            del prover.graph
 
     def _load(self, path: str):
         from ..groth16.key import PLAIN
@@ -246,12 +285,18 @@ def _exit_status(e: BaseException) -> int:
 class _Handler(socketserver.BaseRequestHandler):
     def handle(self):
         svc: Service = self.server.service
+        malformed = None
         try:
-            req = protocol.recv(self.request)
+            req = protocol.recv(self.request, limit=protocol.MAX_REQUEST)
+        except protocol.Malformed as e:        # a whole message that is not one: say why
+            req, malformed = {}, f"bad request: {e}"
         except (OSError, protocol.ProtocolError):
-            return
+            return                              # the client went away mid-message
         denied = self.server.deny(self.request, req)
-        reply = {"ok": False, "error": denied, "status": 2} if denied else svc.handle(req)
+        if denied or malformed:
+            reply = {"ok": False, "error": denied or malformed, "status": 2}
+        else:
+            reply = svc.handle(req)
         try:
             protocol.send(self.request, reply)
         except OSError:
