@@ -31,14 +31,17 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 
-@dataclass
 class Command:
-    help: str
-    configure: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
+    """A subcommand: its help line, ``configure(parser)`` and ``run(args) -> exit status``.
+    (A plain class: ``dataclasses`` would add its import, and ``inspect``'s, to every
+    start-up, the service's thin client included.)"""
+    __slots__ = ("help", "configure", "run")
+
+    def __init__(self, help: str, configure: Callable[[argparse.ArgumentParser], None],
+                 run: Callable[[argparse.Namespace], int]):
+        self.help, self.configure, self.run = help, configure, run
 
 
 COMMANDS: dict[str, Command] = {}

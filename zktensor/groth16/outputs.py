@@ -38,7 +38,6 @@ import errno
 import os
 import re
 import shutil
-import signal
 import stat
 import tempfile
 import threading
@@ -171,6 +170,7 @@ def check_outputs(outputs: Sequence, inputs: Sequence = (), what: Sequence[str] 
 @contextlib.contextmanager
 def _signals_held():
     """Hold SIGINT, SIGTERM and SIGHUP back (delivered on exit) in the main thread."""
+    import signal           # here: its enums cost the thin client's start-up milliseconds
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         yield
         return

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import socket
-import subprocess
 import sys
 import time
 
@@ -85,6 +84,7 @@ def running() -> bool:
 
 def start(wait_s: float = 60.0, args: list[str] | None = None) -> None:
     """Start a detached service (``zktensor serve``) and wait until it answers."""
+    import subprocess       # only here: the client's start-up does not pay for it
     d = paths.run_dir(create=True)
     log = os.fdopen(os.open(paths.log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     cmd = [sys.executable, "-m", "zktensor.cli", "serve", *(args or [])]
