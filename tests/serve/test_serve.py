@@ -171,6 +171,9 @@ def test_no_serve_and_tcp_token(tmp_path):
         res = zktensor(demo_args(tmp_path, "t"), dict(env, ZKTENSOR_SERVE_ADDR=f"127.0.0.1:{port}",
                                                          ZKTENSOR_SERVE_TOKEN="0" * 64), timeout=300)
         assert res.returncode == 2 and "token" in res.stderr
+        res = zktensor(["serve", "--status"], dict(env, ZKTENSOR_SERVE_ADDR=f"127.0.0.1:{port}",
+                                                   ZKTENSOR_SERVE_TOKEN="0" * 64), timeout=60)
+        assert res.returncode == 1 and res.stderr == "zktensor serve: the service refused: a wrong or missing token\n"
         res = zktensor(demo_args(tmp_path, "t"), dict(env, ZKTENSOR_SERVE_ADDR=f"127.0.0.1:{port}",
                                                          ZKTENSOR_SERVE_TOKEN=token), timeout=300)
         assert res.returncode == 0, res.stderr

@@ -94,6 +94,9 @@ def run(a: argparse.Namespace) -> int:
         except client.Lost as e:
             print(f"zktensor serve: {e}", file=sys.stderr)
             return 1
+        if not reply.get("ok") or not isinstance(reply.get("pid"), int):
+            print(f"zktensor serve: the service refused: {reply.get('error', 'no reason given')}", file=sys.stderr)
+            return 1
         if a.status:
             print(client.status_text(reply))
             return 0
