@@ -5,9 +5,10 @@
     zktensor serve --status | --stop
 
 One concept per module: ``paths`` (where the socket, pid and token files live),
-``protocol`` (length-prefixed JSON messages), ``client`` (what ``zktensor prove``
-runs: the standard library only, so it starts without torch or numpy),
-``residency`` (keys loaded on first use, least recently used evicted within a
-memory budget), ``server`` (the socket server and its requests), ``command``
+``protocol`` (length-prefixed JSON messages, read by the hostile-input rules, and
+the requests' fields), ``client`` (what ``zktensor prove`` runs: the standard
+library only, so it starts without torch or numpy), ``residency`` (keys loaded on first use, least recently used evicted within a
+memory budget), ``footprint`` (a key's resident bytes from its .zkey header, evicted
+for before it loads), ``server`` (the socket server and its requests), ``command``
 (the ``serve`` subcommand).
 """
