@@ -135,7 +135,9 @@ def prove_via_service(a, start_if_needed: bool = False) -> int | None:
     (no service, or it went away mid-request: said on stderr)."""
     req = {"op": "prove", "zkey": _abs(a.zkey), "witness": _abs(a.witness), "r1cs": _abs(a.r1cs),
            "check": not a.no_check, "verify": not (getattr(a, "no_verify", False) or a.no_check),
-           "profile": bool(a.profile), "trace": bool(getattr(a, "trace", None))}
+           "profile": bool(a.profile)}
+    if getattr(a, "trace", None):           # only when given: a service refuses fields it does not know
+        req["trace"] = True
     if getattr(a, "workers", None) is not None:
         req["workers"] = a.workers
     if os.environ.get("ZKTENSOR_SERVE_TEST_STALL"):          # tests: honoured only by a service run with hooks
