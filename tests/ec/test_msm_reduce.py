@@ -124,11 +124,13 @@ def test_gather_cols(monkeypatch):
         cpu_gather.gather_cols(table, idx, wide[:, ::2], 0, 4)
 
 
-@pytest.mark.parametrize("name,kind,layout,cap", [
-    ("bn254.g1", "random", "limb", None), ("bn254.g1", "exceptional", "limb", None),
-    ("bn254.g1", "exceptional", "point", None), ("bn254.g1", "exceptional", "limb", 5),
-    ("bn254.g1", "opposite", "limb", None), ("bn254.g2", "exceptional", "limb", None)])
-def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
+@pytest.mark.parametrize("name,kind,layout,cap,part_cols", [
+    ("bn254.g1", "random", "limb", None, None), ("bn254.g1", "exceptional", "limb", None, None),
+    ("bn254.g1", "exceptional", "point", None, None), ("bn254.g1", "exceptional", "limb", 5, None),
+    ("bn254.g1", "opposite", "limb", None, None), ("bn254.g2", "exceptional", "limb", None, None),
+    ("bn254.g1", "exceptional", "limb", None, 40), ("bn254.g1", "exceptional", "point", 5, 24),
+    ("bn254.g2", "opposite", "limb", None, 8)])
+def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap, part_cols):
     """The bucket tree (`msm_tree.segment_sums`) on segments of every length 0..40 and a few
     long ones, so that rank blocks of every width meet (odd blocks left over, block pairs
     with and without columns past the last whole vector), and segments longer than
@@ -137,7 +139,8 @@ def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
     Python-int oracle. "exceptional" adds identity rows, equal and opposite points in one
     segment, and a segment of one point repeated; "opposite" the same without identity
     rows, so that the first identity is a sum. "point" gives the table point-major only
-    (as `MSMBases` keeps large ones)."""
+    (as `MSMBases` keeps large ones). part_cols: the layout summed in parts of at most that
+    many gathered columns (`msm_tree.GATHER_BYTES`), some segments longer than a part."""
     if cap is not None:
         monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
     G = zt.group(name)
@@ -150,6 +153,17 @@ def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
         pts[3] = None
     xy, inf = G.tensor(pts).affine()
     table, tinf = msm_tree.from_points_xy(xy), inf.clone()
+    parts = []
+    if part_cols is not None:
+        monkeypatch.setattr(msm_tree, "GATHER_BYTES", part_cols * 4 * table.shape[0])
+        whole = msm_tree.RankBlocks.parts
+
+        def counted(self, src, seg, max_cols):
+            for part in whole(self, src, seg, max_cols):
+                assert part[0].width.sum() <= max_cols or int(part[0].width[0]) == 1, "a part over its size"
+                parts.append(part)
+                yield part
+        monkeypatch.setattr(msm_tree.RankBlocks, "parts", counted)
     rng = np.random.default_rng(7)
     lens = list(range(41)) + [63, 64, 65, 100, 127]
     idx = [int(rng.integers(len(pts))) for _ in range(sum(lens))]
@@ -170,6 +184,7 @@ def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap):
         want = O.msm(g, [pts[i] for i in idx[pos:pos + n]], [1] * n) if n else None
         assert got[dest[s]] == want, (s, n)
         pos += n
+    assert part_cols is None or len(parts) > 3
 
 
 @pytest.mark.parametrize("threads", [1, 2])

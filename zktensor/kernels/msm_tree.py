@@ -641,21 +641,72 @@ class RankBlocks:
         room = -(-width // LANES) * LANES
         return RankBlocks(order, width, np.cumsum(room) - room, int(room.sum()))
 
+    @staticmethod
+    def of_widths(order: np.ndarray, width: np.ndarray) -> "RankBlocks":
+        room = -(-width // LANES) * LANES
+        return RankBlocks(order, width, np.cumsum(room) - room, int(room.sum()))
+
+    def parts(self, src: np.ndarray, seg: np.ndarray, max_cols: int):
+        """(layout, src, dst) for runs of consecutive segments (in `order`, longest first)
+        of at most max_cols entries each (a segment longer than that is a part of its own;
+        each block of a part is padded to whole vectors), so that each can be summed on its own: the part's own rank
+        blocks, its columns of src, and the result columns of its segments. One part, the
+        layout itself, when it fits."""
+        S = int(self.width[0])
+        if self.total <= max_cols:
+            yield self, src, seg[self.order[:S]]
+            return
+        # segment j (in order) has as many elements as there are blocks wider than j
+        lens = np.searchsorted(-self.width, -np.arange(S), side="left").astype(np.int64)
+        ends = np.cumsum(lens)
+        a = 0
+        while a < S:
+            b = max(a + 1, int(np.searchsorted(ends, (ends[a - 1] if a else 0) + max_cols, side="right")))
+            width = np.clip(self.width - a, 0, b - a)
+            width = width[width > 0]
+            part = RankBlocks.of_widths(self.order[a:b], width)
+            psrc = np.zeros(part.total, dtype=src.dtype)
+            for t, w in enumerate(width):
+                o, po = int(self.off[t]) + a, int(part.off[t])
+                psrc[po:po + w] = src[o:o + w]
+            yield part, psrc, seg[self.order[a:b]]
+            a = b
+
+
+GATHER_BYTES = 64 << 20    # gathered entries the tree holds at once: a larger layout is summed
+                           # in parts of consecutive segments, each gathered, summed and moved
+                           # out before the next (a 2^18 MSM's four million entries would
+                           # otherwise be one 256 MiB gather per MSM, and Groth16 runs several
+                           # MSMs side by side); the additions are the same, only launches grow
+
 
 def rank_sums(GS, table, tinf, blocks: RankBlocks | None, src: np.ndarray | None, seg: np.ndarray,
               ncols: int, block: int = 2, inverse_block: int = 2, stats: dict | None = None,
               rows: torch.Tensor | None = None):
     """`segment_sums` from its rank-major layout: src[c] is the table column of column c of
-    the layout `blocks`; segment s goes to column seg[s] of the result."""
+    the layout `blocks`; segment s goes to column seg[s] of the result. At most
+    GATHER_BYTES of entries are gathered at once (`RankBlocks.parts`)."""
     CL = table.shape[0] if table is not None else rows.shape[1]
     dev = tinf.device
     out = torch.zeros((CL, ncols), dtype=torch.int32, device=dev)
     out_inf = torch.ones(ncols, dtype=torch.bool, device=dev)
     if blocks is None:
         return out, out_inf
+    any_inf = bool(tinf.any())
+    for part, psrc, dst in blocks.parts(src, seg, max(LANES, GATHER_BYTES // (4 * CL))):
+        _rank_part(GS, table, tinf if any_inf else None, part, psrc, dst, out, out_inf, block,
+                   inverse_block, stats, rows)
+    return out, out_inf
+
+
+def _rank_part(GS, table, tinf, blocks: RankBlocks, src, dst, out, out_inf, block, inverse_block, stats,
+               rows):
+    """Gather the layout's entries, sum each segment by levels of pairs of rank blocks, and
+    move the sums (column j of block 0 is segment j's) to out[..., dst]."""
     clock = _Clock(stats)
+    dev = out.device
     E = take_cols(table, src, rows=rows)
-    Einf = take_cols(tinf, src) if bool(tinf.any()) else None
+    Einf = take_cols(tinf, src) if tinf is not None else None
     clock.tick("tree_gather")
     in_place = _in_place(GS.params, block, dev.type)
     off, width = blocks.off, blocks.width
@@ -668,14 +719,12 @@ def rank_sums(GS, table, tinf, blocks: RankBlocks | None, src: np.ndarray | None
             Einf = None
     clock.tick("tree_levels")
     w0, o0 = int(width[0]), int(off[0])
-    dst = seg[blocks.order[:w0]]
     move_cols(out, dst, E, np.arange(o0, o0 + w0, dtype=np.int64))
     if Einf is not None:
         move_cols(out_inf, dst, Einf, np.arange(o0, o0 + w0, dtype=np.int64))
     else:
         out_inf[torch.from_numpy(dst).to(dev)] = False
     clock.tick("tree_done")
-    return out, out_inf
 
 
 def _in_place(G, B, device_type) -> bool:
