@@ -54,7 +54,8 @@ def private_mlp():
 
 def test_tampered_product_refused(private_mlp):
     _, c, _, w = private_mlp
-    for b in block(c, ": products"):
+    assert {v["scheme"] for v in c.products.values()} == {"plain"}     # a Linear layer: plain products
+    for b in block(c, "weight × input products"):
         for e in (0, b.n - 1):
             bad = list(w)
             i = fid(c, b.start + e)
@@ -139,15 +140,27 @@ def test_cnn_private_weights_tampered_product_and_weight():
     c = zk.compile(with_bn_stats(CNN()), torch.zeros(1, 1, 8, 8), input_scale=4, weights="private")
     w = c.witness(torch.rand(1, 8, 8) * 3 - 1)
     c.check(w)
-    conv = [b for b in block(c, ": products") if " conv " in b.name]
-    assert conv
-    for b in conv:
-        bad = list(w)
-        i = fid(c, b.start + b.n // 2)
-        bad[i] = (bad[i] - 1) % P
-        refused(c, bad, "conv", "weight × input products")
-    # a weight bit flipped (still a bit): the first product using it fails
-    bits = [b for b in block(c, "private weight bits") if " conv " in b.name][0]
+    convs = [i for i, L in enumerate(c.qm.layers) if L.op == "conv"]
+    assert all(c.products[i]["scheme"] == "paired" for i in convs)     # weights reused at every position
+    kinds = ("paired products", "weight pairs", "input pairs", "(the odd one)")
+    seen = set()
+    for i in convs:
+        prefix = f"layer {i} conv"
+        for b in c.sys.wire_blocks:
+            if not b.name.startswith(prefix):
+                continue
+            kind = [k for k in kinds if k in b.name]
+            if not kind:
+                continue
+            seen.add(kind[0])
+            for e in (0, b.n - 1):                           # a shifted product one off: its constraint
+                bad = list(w)
+                j = fid(c, b.start + e)
+                bad[j] = (bad[j] - 1) % P
+                refused(c, bad, prefix, kind[0])
+    assert seen == set(kinds)               # 1x3x3 and 4x3x3 kernels: odd fans, pairs of both kinds
+    # a weight bit flipped (still a bit): the first paired product using it fails
+    bits = [b for b in block(c, "private weight bits") if b.name.startswith(f"layer {convs[0]} conv")][0]
     bad = list(w)
     bad[fid(c, bits.start)] ^= 1
-    refused(c, bad, "conv", "weight × input products")
+    refused(c, bad, f"layer {convs[0]} conv", "paired products")

@@ -63,6 +63,7 @@ class Circuit:
         self.commitment_wire = None
         self.commitment = None
         self.gadgets = {}          # layer index -> the rescale's wires (creation ids), for tests and tools
+        self.products = {}         # private-weight layer index -> its products' scheme and multiplications
         self._build()
         self.order = self.sys.order()
         self.new_id = np.empty_like(self.order)

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from . import gadgets as G
 from . import poseidon as PS
 from .lc import LC, Side, ints_to_words, signed_to_words
+from .products import inner_products
 
 PACK_BITS = 253
 
@@ -35,6 +36,29 @@ def _bits_lc(bits: torch.Tensor, b: int) -> LC:
     pw = torch.tensor([1 << i for i in range(b)], dtype=torch.int64).expand(N, b)
     return LC(torch.cat([bits, torch.zeros(N, 1, dtype=torch.int64)], 1),
               torch.cat([pw, torch.full((N, 1), -(1 << (b - 1)), dtype=torch.int64)], 1))
+
+
+def _windows(L, x, fan: int):
+    """The inputs each output position reads, (Pn, fan) in the weights' (C, kh, kw) order: their
+    LCs, bounds on their magnitude, and gather(v (B, *input shape)) -> values (B, Pn, fan)."""
+    amax = torch.maximum(x.lo.abs(), x.hi.abs())
+    if L.op == "linear":
+        xl = x.lc.flat()
+        return LC(xl.idx.unsqueeze(0), xl.coef.unsqueeze(0)), amax.reshape(1, fan), \
+            (lambda v: v.reshape(v.shape[0], 1, fan))
+    from .circuit import _unfold
+    st, pd = L.attrs["stride"], L.attrs["padding"]
+    kern = tuple(L.attrs["w_int"].shape[2:])
+
+    def win(t: torch.Tensor) -> torch.Tensor:        # (C, H, W, K) -> (Pn, fan, K)
+        u = _unfold(t, kern, st, pd)
+        return u.permute(1, 2, 0, 3, 4, 5).reshape(u.shape[1] * u.shape[2], fan, t.shape[-1])
+    xs = LC(win(x.lc.idx), win(x.lc.coef))
+
+    def gather(v: torch.Tensor) -> torch.Tensor:
+        u = F.pad(v, (pd[1], pd[1], pd[0], pd[0])).unfold(2, kern[0], st[0]).unfold(3, kern[1], st[1])
+        return u.permute(0, 2, 3, 1, 4, 5).reshape(v.shape[0], -1, fan)
+    return xs, win(amax.unsqueeze(-1))[..., 0], gather
 
 
 class PrivateWeights:
@@ -58,6 +82,7 @@ class PrivateWeights:
         c, sys = self.c, self.c.sys
         w, b, k = L.attrs["w_int"], L.attrs["b_int"], L.attrs["k"]
         bw = c.options.weight_bits
+        H = 1 << (bw - 1)
         bb = G.bits_for(int(b.min()), int(b.max())) + 1
         wbits, wvals = self._param_bits(w, bw, f"{name}: private weight")
         bbits, bvals = self._param_bits(b, bb, f"{name}: private bias")
@@ -65,48 +90,14 @@ class PrivateWeights:
         fan = w[0].numel()
         xmax = int(max(-x.lo.min(), x.hi.max()))
         up = 1 << max(-k, 0)
-        G.check_limit((fan * (1 << (bw - 1)) * xmax + (1 << (bb - 1))) * up, f"{name}: accumulator")
-        wl = _bits_lc(wbits, bw)                               # (O·fan) weight LCs
-        amax = torch.maximum(x.lo.abs(), x.hi.abs())
-        if L.op == "linear":
-            xl = x.lc.flat()
-            A = wl                                 # product (o, i): row o·n + i, n inputs
-            Bx = LC(xl.idx.repeat(O, 1), xl.coef.repeat(O, 1))
-            Pn = 1
-            bound = (amax.sum() * (1 << (bw - 1))).expand(O)
-
-            def products(v):
-                return w.unsqueeze(0) * v.reshape(v.shape[0], 1, -1)        # (B, O, n)
-        else:
-            st, pd = L.attrs["stride"], L.attrs["padding"]
-            from .circuit import _unfold
-            kern = tuple(w.shape[2:])
-            ui = _unfold(x.lc.idx, kern, st, pd)
-            uc = _unfold(x.lc.coef, kern, st, pd)
-            OH, OW = ui.shape[1], ui.shape[2]
-            Pn = OH * OW
-            K = x.lc.K
-            ui = ui.permute(1, 2, 0, 3, 4, 5).reshape(Pn, fan, K)
-            uc = uc.permute(1, 2, 0, 3, 4, 5).reshape(Pn, fan, K)
-            # product (o, pos, f): row (o·Pn + pos)·fan + f
-            widx = wl.idx.reshape(O, 1, fan, -1).expand(O, Pn, fan, wl.K)
-            wcoef = wl.coef.reshape(O, 1, fan, -1).expand(O, Pn, fan, wl.K)
-            A = LC(widx.reshape(-1, wl.K), wcoef.reshape(-1, wl.K))
-            Bx = LC(ui.unsqueeze(0).expand(O, Pn, fan, K).reshape(-1, K), uc.unsqueeze(0).expand(O, Pn, fan, K).reshape(-1, K))
-            ones = torch.ones(1, x.lo.shape[0], *kern, dtype=torch.int64)
-            bound = (F.conv2d(amax.unsqueeze(0), ones, None, st, pd)[0] * (1 << (bw - 1))).reshape(1, Pn).expand(O, Pn)
-
-            def products(v):
-                u = F.pad(v, (pd[1], pd[1], pd[0], pd[0])).unfold(2, kern[0], st[0]).unfold(3, kern[1], st[1])
-                u = u.permute(0, 2, 3, 1, 4, 5).reshape(v.shape[0], 1, Pn, fan)      # (B, 1, P, fan)
-                return w.reshape(1, O, 1, fan) * u                                    # (B, O, P, fan)
-        prods = sys.wires((A.shape[0],), f"{name}: products")
-        sys.add(f"{name}: weight × input products", A, Bx, LC.wires(prods))
-        pr = prods.reshape(O * Pn, fan)
+        G.check_limit((fan * H * xmax + (1 << (bb - 1))) * up, f"{name}: accumulator")
+        wl = _bits_lc(wbits, bw).reshape(O, fan)                 # the weights' signed LCs
+        xs, xamax, gather = _windows(L, x, fan)                   # (Pn, fan) input LCs and |x| bounds
+        Pn = xs.shape[0]
+        acc, pfn, c.products[i] = inner_products(sys, name, wl, H, xs, xamax)
+        bound = (xamax.sum(1) * H).repeat(O) + (1 << (bb - 1))
         bl = _bits_lc(bbits, bb)
-        bias_lc = LC(bl.idx.repeat_interleave(Pn, 0), bl.coef.repeat_interleave(Pn, 0))
-        acc = LC(pr, torch.ones_like(pr)) + bias_lc
-        bound = bound.reshape(-1) + (1 << (bb - 1))
+        acc = acc + LC(bl.idx.repeat_interleave(Pn, 0), bl.coef.repeat_interleave(Pn, 0))
         if up > 1:
             acc, bound = acc.scale(up), bound * up
         o, olo, ohi, rfn, c.gadgets[i] = G.rescale(sys, name, acc, -bound, bound, max(k, 0), relu=i in c.qm.fused)
@@ -115,13 +106,12 @@ class PrivateWeights:
         t = T(o.reshape(*shape), olo.reshape(shape), ohi.reshape(shape))
         wb_ids = torch.cat([wbits.reshape(-1), bbits.reshape(-1)])
         wb_vals = torch.cat([wvals, bvals])
+        wv = w.reshape(O, fan)
+        bias = b.repeat_interleave(Pn)
 
         def fn(W, v):
             W[:, wb_ids] = wb_vals
-            p = products(v)
-            B = p.shape[0]
-            W[:, prods] = p.reshape(B, -1)
-            a = p.reshape(B, O * Pn, fan).sum(-1) + b.repeat_interleave(Pn)
+            a = pfn(W, wv, gather(v)) + bias
             return rfn(W, a * up).reshape(-1, *shape)
         return t, fn
 
