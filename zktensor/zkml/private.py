@@ -1,12 +1,13 @@
 """Private weights: witness values bound by a Poseidon commitment, a public output.
 
 Each weight w (``weight_bits`` = bw signed bits) is bw bit wires, range-checked by
-booleanity; its value is the LC Σ 2^i b_i - 2^(bw-1). Each bias is likewise the bits of its
-own width (the layer's largest bias, plus a sign bit). Every product w·x of a Linear or
-Conv2d layer is one constraint (A = the weight's bit LC, B = the input's LC, C = a product
-wire), and the accumulator is the sum of the product wires plus the bias LC, rescaled as
-with fixed weights. The bounds assume the worst weights the bit widths allow, so the
-circuit is sound whatever weights a prover commits to.
+booleanity; its value is the LC Σ 2^i b_i - 2^(bw-1) (no wire of its own). Each bias is
+likewise the bits of its own width (the layer's largest bias, plus a sign bit). The products
+w·x of a Linear or Conv2d layer are constraints over the weights' bit LCs and the inputs' LCs
+(``products``: one per product, or Winograd's pairs for a convolution, every product wire
+shifted to be non-negative), and the accumulator is their sum plus the bias LC, rescaled as
+with fixed weights. The bounds assume the worst weights the bit widths allow, so the circuit
+is sound whatever weights a prover commits to.
 
 Commitment. The offset values v = w + 2^(bw-1) in [0, 2^bw) (the bit wires' plain sum) are
 packed, per layer and per stream (weights, then biases, in the layers' order), floor(253 /
@@ -15,6 +16,21 @@ constraint per element tying it to the bits. The elements e_1..e_m are hashed by
 circomlib Poseidon calls: h = Poseidon(e_1..e_16) (all of them when m <= 16), then
 h = Poseidon(h, next 15) until they run out. The final h is a public output: the last
 public signal after the model's outputs.
+
+Why every weight bit is needed (about bw + 1.3 constraints a weight: bw booleanity, one
+product, 621/(15·floor(253/bw)) for the hash; the products are the layer's own). Binding:
+the statement is "the committed weights give this output", so one commitment must open to
+one weight vector. Packing is a linear map F^m -> F, injective only on values confined to
+[0, 2^bw) each: without every v_j's range check, e = Σ v_j 2^(bw·j) has other solutions (v_j +
+2^bw, v_(j+1) - 1, ...) that hash the same, and a proof could use weights nobody committed
+to (test_zkml_private builds such a witness and the packing constraint refuses it). An exact
+range check of a bw-bit value needs about bw R1CS multiplications (without lookups, which
+Groth16 over R1CS lacks: the vanishing polynomial of 2^bw points has degree 2^bw, and each
+multiplication at most doubles a degree), which the bits meet; their value LC costs no
+constraint (it is substituted into the products and the packing).
+The alternative without packing, one hash input per weight, costs circomlib's Poseidon
+621/15 = 41.4 constraints a weight: more than bw + 1.3 for any bw <= 32. Overflow: the same
+range checks give |w| <= 2^(bw-1), which the accumulator's bounds (no wrap modulo p) assume.
 """
 from __future__ import annotations
 
