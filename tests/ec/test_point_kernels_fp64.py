@@ -1,7 +1,7 @@
 """The device MSM's point kernels with the fp64 strategy, interpreted: exact sums.
 
 The fp64 strategy (52-bit limbs in doubles, products split by fused multiply-adds) is
-the alternative to int32 that a GPU measurement decides between (DESIGN.md); both must
+the alternative to int32 that a GPU measurement decides between (ARCHITECTURE.md, "Data layout"); both must
 be bit-exact. Here every kernel of the device MSM (from_mont of the scalars,
 accumulation rounds, bucket reduction, window sums, combination) runs with fp64 under
 the Triton interpreter on a batch of two MSMs with every exceptional addition (the

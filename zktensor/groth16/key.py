@@ -15,6 +15,11 @@ Memory policy: GZKP's checkpoint interval M per table (`ops.msm.msm_prepare`). M
 2^(j·c)·P_i for every window j, so an MSM sums one bucket set with a wider window, at the
 price of a longer load and more memory; `PLAIN` keeps the bases alone. `auto_checkpoints`
 gives M = 1 to the sizes where it pays while the tables fit `memory_budget`.
+
+Keys larger than the device: on the Triton target the tables are the key's points on the
+device; when they exceed `device_table_budget` (``table_budget=`` bytes), the largest
+stay in host memory (`host_bases.HostBases`: pinned, uploaded chunk by chunk for every
+MSM on a copy stream, the chunks' partial sums added on the device).
 """
 from __future__ import annotations
 
@@ -25,7 +30,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..ops.msm import MSMConfig, msm_prepare, plan_key, prepared_bytes
+from ..ops.msm import MSMBases, MSMConfig, msm_prepare, plan_key, prepared_bytes
+from ..ops.msm import device as msm_device
 from ..ops.msm.model import msm_config as msm_config_for
 from ..points import PointTensor, cat as cat_points, group
 from ..tensor import field
@@ -34,6 +40,7 @@ from .formats import FormatError, read_r1cs, read_zkey
 from .formats.consistency import check_r1cs_for_zkey
 from .formats.r1cs import R1CS
 from .formats.zkey import ZKey
+from .host_bases import HostBases
 from .r1cs_to_qap import R1CSCheck, coset_shift, zkey_matrices
 
 PATH = (str, bytes, os.PathLike)
@@ -65,6 +72,36 @@ def memory_budget(device) -> int:
     else:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return min(total // 4, 8 << 30)
+
+
+def device_table_budget(device) -> int | None:
+    """Bytes the device graph's tables may take on `device` by default: half a GPU's memory
+    (the rest is the MSMs' digits, sort and buckets and the POLY stage's tensors); None (no
+    limit) for CPU tensors."""
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return None
+    return torch.cuda.get_device_properties(dev).total_memory // 2
+
+
+def host_tables(sizes: dict, budget: int | None) -> tuple[set, int]:
+    """(the tables to keep in host memory, points per uploaded chunk) for tables of
+    {name: (device bytes, bytes a point)} and a device budget (None: all fit): the largest
+    move to the host until the rest fits; each MSM over a host table holds two chunks on
+    the device, and all of them may run at once, so the chunk is what the budget left
+    over gives two buffers of each."""
+    total = sum(b for b, _ in sizes.values())
+    if budget is None or total <= budget:
+        return set(), 0
+    host, left = set(), total
+    for name in sorted(sizes, key=lambda n: -sizes[n][0]):
+        if left <= budget:
+            break
+        host.add(name)
+        left -= sizes[name][0]
+    room = max(0, budget - left)
+    per_point = max(sizes[n][1] for n in host)
+    return host, max(1, room // (2 * len(host) * per_point))
 
 
 def auto_checkpoints(sections: dict, device, budget: int | None = None) -> dict[str, int]:
@@ -125,11 +162,14 @@ class ResidentKey:
     map the tables from the on-disk cache, or prepare and store them there (`table_cache`;
     default: on unless ZKTENSOR_TABLE_CACHE=off; only for a key given as a path).
     ``tables_from`` says which ("mapped" or "built"); ``validated`` is what the cache entry
-    records of the key's validation.
+    records of the key's validation. table_budget: bytes the tables may take on the device
+    on the Triton target (default `device_table_budget`); tables past it stay in host
+    memory, uploaded in chunks (`host_tables`; ``self.host`` names them).
     """
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
-                 checkpoint: int | None = None, verbose: bool = False, table_cache: bool | None = None):
+                 checkpoint: int | None = None, verbose: bool = False, table_cache: bool | None = None,
+                 table_budget: int | None = None):
         t0 = time.perf_counter()
         self.zkey: ZKey = read_zkey(zkey) if isinstance(zkey, PATH) else zkey
         z = self.zkey
@@ -171,6 +211,12 @@ class ResidentKey:
         self.checkpoints = ({name: checkpoint for name, _, _ in tables} if checkpoint is not None else
                             auto_checkpoints({name: (G, sum(map(len, secs)), max(map(len, secs)))
                                               for name, secs, G in tables}, self.device))
+        self.host, self.chunk = set(), 0
+        if msm_device.on_device(self.device):
+            point = {name: G.L * G.K * 4 for name, _, G in tables}
+            self.host, self.chunk = host_tables(
+                {name: (point[name] * sum(map(len, secs)), point[name]) for name, secs, _ in tables},
+                device_table_budget(self.device) if table_budget is None else table_budget)
         self._load_tables(zkey if isinstance(zkey, PATH) else None, tables, timed, table_cache)
         d = self.device
         self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)
@@ -178,31 +224,58 @@ class ResidentKey:
         self.delta_1 = self.G1.tensor(z.delta_1, device=d)
         self.beta_2 = self.G2.tensor(z.beta_2, device=d)
         self.delta_2 = self.G2.tensor(z.delta_2, device=d)
-        # fixed-base tables for the blinding terms (r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2)
-        cached = self._cached_fixed
-        self.fixed_1 = cached.get("fixed_1") or timed("fixed_g1", lambda: FixedBase(cat_points(
-            [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)])))
-        self.fixed_2 = cached.get("fixed_2") or timed("fixed_g2", lambda: FixedBase(self.delta_2))
+        # fixed-base tables for the host graph's blinding terms (r·delta_1, s·alpha_1 + r·beta_1
+        # + r·s·delta_1, s·delta_2); the device graph blinds by device MSMs instead
+        # (`prover._device_nodes`), so there they are made only if a host-graph proof asks
+        self._fixed_tables = {k: v for k, v in self._cached_fixed.items() if v is not None}
+        if not msm_device.on_device(self.device):
+            for name in ("fixed_1", "fixed_2"):
+                if name not in self._fixed_tables:
+                    timed(name.replace("_", "_g"), lambda name=name: getattr(self, name))
         if self._store is not None:
             timed("table_store", self._store)
         self.load_s = time.perf_counter() - t0
+
+    @property
+    def fixed_1(self) -> FixedBase:
+        """Fixed-base table of delta_1, alpha_1, beta_1 (the host graph's blinding)."""
+        if "fixed_1" not in self._fixed_tables:
+            self._fixed_tables["fixed_1"] = FixedBase(cat_points(
+                [self.delta_1.reshape(1), self.alpha_1.reshape(1), self.beta_1.reshape(1)]))
+        return self._fixed_tables["fixed_1"]
+
+    @property
+    def fixed_2(self) -> FixedBase:
+        """Fixed-base table of delta_2 (the host graph's blinding)."""
+        if "fixed_2" not in self._fixed_tables:
+            self._fixed_tables["fixed_2"] = FixedBase(self.delta_2)
+        return self._fixed_tables["fixed_2"]
 
     def _load_tables(self, path, tables, timed, use_cache) -> None:
         """The MSM tables: mapped from the on-disk table cache (`table_cache`) when the key came
         as a path whose tables are there, else prepared (and then stored there)."""
         from . import table_cache
-        from .key_check import is_current, validate_zkey
+        from .key_check import is_current, remember, remembered, validate_zkey
         self.tables_from, self.validated = "built", {}
         self._cached_fixed, self._store = {}, None
+        cached = path is not None and (table_cache.enabled() if use_cache is None else use_cache)
+        digest = timed("zkey_sha256", lambda: table_cache.file_digest(path)) if cached else None
+        on_host = self.device.type == "cpu"
 
         def validate():        # once per key content: the stamp travels with the cached tables
+            if not on_host and digest is not None:
+                self.validated["zkey_check"] = remembered(digest)
             if not is_current(self.validated.get("zkey_check")):
+                # on the key's device: a GPU prover needs no CPU kernel (the points were
+                # decoded with check=True, so the subgroup tests remain)
                 self.validated["zkey_check"] = timed("validate", lambda: validate_zkey(
-                    self.zkey, on_curve_checked=True))     # the points were decoded with check=True
+                    self.zkey, on_curve_checked=True, device=self.device, chunk=self.chunk or None))
+                if not on_host and digest is not None:
+                    # device tables are not cached (they are the key's points, uploaded): the
+                    # validation is remembered by itself, under the key's digest
+                    remember(digest, self.validated["zkey_check"])
         specs = {name: self._table_spec(name, secs, G) for name, secs, G in tables}
-        digest = None
-        if path is not None and self.device.type == "cpu" and (table_cache.enabled() if use_cache is None else use_cache):
-            digest = timed("zkey_sha256", lambda: table_cache.file_digest(path))
+        if digest is not None and on_host and not self.host:
             got = timed("table_cache", lambda: table_cache.load(digest, specs, self.device))
             if got is not None:
                 prepared, self.validated = got
@@ -216,10 +289,11 @@ class ResidentKey:
         for name, secs, G in tables:
             self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
         validate()
-        if digest is not None:          # once the fixed-base tables are made too (`__init__`)
+        if digest is not None and on_host and not self.host:     # once the fixed-base tables are made too
             self._store = lambda: table_cache.store(
                 digest, specs, {**{n: b.prepared for n, b in self.bases.items()},
-                                "fixed_1": self.fixed_1, "fixed_2": self.fixed_2}, self.device, self.validated)
+                                "fixed_1": self._fixed_tables.get("fixed_1"),
+                                "fixed_2": self._fixed_tables.get("fixed_2")}, self.device, self.validated)
 
     def _table_spec(self, name, secs, G) -> dict:
         """What a table depends on besides the key's bytes (the table cache's key)."""
@@ -238,6 +312,13 @@ class ResidentKey:
         offsets = _offsets(sizes)
         if not sum(sizes):
             return Bases(name, sizes, offsets, None)
+        if name in self.host:
+            try:
+                return Bases(name, sizes, offsets, HostBases.decode(
+                    G, [(sec.section.raw, sec.k) if isinstance(sec, AfterIdentities) else (sec.raw, 0)
+                        for sec in secs], self.device, self.chunk))
+            except ValueError as e:
+                raise FormatError(f"{self.path}: {name}: {e}") from None
         parts = []
         for sec in secs:
             try:
@@ -261,7 +342,7 @@ class ResidentKey:
         """The tables among `names` (with bases) that share the first one's plan geometry,
         if more than one does; else ()."""
         cfg = self._msm_cfg()
-        names = [t for t in names if self.bases[t].prepared is not None]
+        names = [t for t in names if isinstance(self.bases[t].prepared, MSMBases)]
         if not names:
             return ()
         key = plan_key(self.bases[names[0]].prepared, cfg)
@@ -289,5 +370,6 @@ class ResidentKey:
         return n
 
 
-__all__ = ["ResidentKey", "auto_checkpoints", "memory_budget", "default_device", "PLAIN", "MERGE_UPTO",
+__all__ = ["ResidentKey", "auto_checkpoints", "memory_budget", "device_table_budget", "host_tables",
+           "default_device", "PLAIN", "MERGE_UPTO",
            "CONSOLIDATE_FROM", "CONSOLIDATE_UPTO", "WITNESS_UNITS"]

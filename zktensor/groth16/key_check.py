@@ -20,6 +20,12 @@ the curve) is asserted again here for keys built in Python. Added:
   (k = ceil(64 / log2 l_min): BN254 G2 (l_min = 10069): 5, BLS12-381 G2 (13): 18,
   BLS12-381 G1 (3): 41).
 
+Where: on the device the key's tables live on (``device=``), so that a prover on a GPU
+needs no CPU-compiled kernel: the points are decoded there and, on the Triton target,
+the combinations are one device MSM over 64-bit scalars (`ops.msm.device.device_msm`
+with ``bits=64``, its scalars standard-form words uploaded as they are drawn). Its result
+(k points) is read once, for the Python-int subgroup test.
+
 What a structurally valid key cannot show (an H point swapped with its neighbour, a
 changed coefficient) is caught by verifying every proof before it is written; the
 prover then names the key.
@@ -32,6 +38,9 @@ from __future__ import annotations
 
 import math
 import secrets
+
+import numpy as np
+import torch
 
 from zktensor.algebra.curves import group as int_group, in_subgroup, is_on_curve
 
@@ -89,8 +98,12 @@ def _header_checks(z: ZKey) -> None:
             raise FormatError(f"{name}: IC point {i} is not in {z.curve}'s G1 subgroup")
 
 
-def _section_checks(z: ZKey, key: str, which: str, on_curve_checked: bool) -> None:
-    """On the curve (tensors) and, where the cofactor is not 1, in the subgroup (batched)."""
+def _section_checks(z: ZKey, key: str, which: str, on_curve_checked: bool, device=None,
+                    chunk: int | None = None) -> None:
+    """On the curve (tensors) and, where the cofactor is not 1, in the subgroup (batched);
+    `chunk` points at a time (a key larger than the device), each chunk's combinations
+    tested on their own (a point outside the subgroup shows in its chunk's as it would in
+    the whole section's)."""
     from ..points import group as tensor_group
     sec = getattr(z, key)
     name, label = _name(z), getattr(sec, "name", key)
@@ -98,42 +111,92 @@ def _section_checks(z: ZKey, key: str, which: str, on_curve_checked: bool) -> No
     if len(sec) == 0 or (on_curve_checked and not k):
         return
     G = tensor_group(f"{z.curve}.{which}")
-    try:
-        P = G.from_bytes(sec.raw, check=not on_curve_checked)
-    except ValueError as e:
-        raise FormatError(f"{name}: {label}: {e}") from None
-    if not k:
-        return
-    from ..ops.msm import msm
-    S = msm(_random_scalars(G.Fr, k, len(sec)), P).to_affine()
     IG = int_group(f"{z.curve}.{which}")
-    for j, point in enumerate(S if isinstance(S, list) else [S]):
-        if point is not None and not in_subgroup(IG, point):
-            raise FormatError(f"{name}: {label}: a point is not in {z.curve}'s {which.upper()} subgroup "
-                              "(a random combination of the section is not)")
+    raw, size = sec.raw, 2 * G.degree * G.F.bytes
+    step = chunk or len(sec)
+    for a in range(0, len(sec), step):
+        try:
+            P = G.from_bytes(raw[a * size:(a + step) * size], device=device, check=not on_curve_checked)
+        except ValueError as e:
+            raise FormatError(f"{name}: {label}: {e}") from None
+        if not k:
+            continue
+        for point in _combinations(G, P, k).to_affine():
+            if point is not None and not in_subgroup(IG, point):
+                raise FormatError(f"{name}: {label}: a point is not in {z.curve}'s {which.upper()} subgroup "
+                                  "(a random combination of the section is not)")
 
 
-def _random_scalars(Fr, k: int, n: int):
-    """(k, n) uniform 64-bit scalars: as good as full-size ones for the test (rho mod l is
-    uniform enough for a small l, and a large l's component cancels with probability
-    <= 2^-64), and the MSM's windows over 64 bits cost a fraction of 254."""
-    import numpy as np
+def _combinations(G, P, k: int):
+    """k random combinations sum_i rho_ij·P_i (rho uniform 64-bit) as a (k,) PointTensor, on
+    P's device: the device program on the Triton target (over 64-bit windows only), the MSM
+    op elsewhere."""
+    from ..ops.msm import device as msm_device
+    words = _random_words(G.Fr, k, P.shape[0])
+    if msm_device.on_device(P.device):
+        from ..ops.msm import MSMConfig
+        t = torch.from_numpy(words.view("<i4").transpose(2, 0, 1).copy()).to(P.device)
+        return msm_device.device_msm(G, t, P, MSMConfig(), bits=SCALAR_BITS)
+    from ..ops.msm import msm
+    Fr = G.Fr
+    return msm(Fr.from_bytes(words.tobytes()).reshape(k, P.shape[0]), P)
+
+
+SCALAR_BITS = 64
+
+
+def _random_words(Fr, k: int, n: int) -> np.ndarray:
+    """(k, n, Lr) standard-form words of uniform 64-bit scalars: as good as full-size ones
+    for the test (rho mod l is uniform enough for a small l, and a large l's component
+    cancels with probability <= 2^-64), and the MSM's windows over 64 bits cost a fraction
+    of 254."""
     rng = np.random.default_rng(secrets.randbits(128))
-    words = np.zeros((k * n, Fr.bytes // 8), dtype="<u8")
-    words[:, 0] = rng.integers(0, 1 << 64, size=k * n, dtype=np.uint64)
-    return Fr.from_bytes(words.tobytes()).reshape(k, n)
+    words = np.zeros((k, n, Fr.limbs), dtype="<u4")
+    rho = rng.integers(0, 1 << SCALAR_BITS, size=(k, n), dtype=np.uint64)
+    words[..., 0], words[..., 1] = rho & 0xFFFFFFFF, rho >> np.uint64(32)
+    return words
 
 
-def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False) -> str:
+def _stamp_file(digest: str):
+    from ..runtime.cache import cache_root
+    return cache_root() / "validated" / f"{digest}.stamp"
+
+
+def remembered(digest: str) -> str | None:
+    """The stamp `remember` wrote for a key of this sha256 if it names the checks of this code
+    (else None): a key whose tables are not in the table cache (a GPU's) is validated once."""
+    try:
+        stamp = _stamp_file(digest).read_text().strip()
+    except OSError:
+        return None
+    return stamp if is_current(stamp) else None
+
+
+def remember(digest: str, stamp: str) -> None:
+    """Record that the key of this sha256 passed ``validate_zkey`` (a read-only cache only
+    loses the memory)."""
+    from ..runtime.atomic import atomic_write
+    path = _stamp_file(digest)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(path, "w", encoding="utf-8") as f:
+            f.write(stamp + "\n")
+    except OSError:
+        pass
+
+
+def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False, device=None, chunk: int | None = None) -> str:
     """Raise FormatError, naming the .zkey, at the first problem (module doc); else return
     ``KEY_CHECK_STAMP``. on_curve_checked: the caller decoded every section with
     ``from_bytes(check=True)`` already (a prover preparing its tables), so only the
-    subgroup tests of the sections remain."""
+    subgroup tests of the sections remain. device: where the sections' points are decoded
+    and combined (default: the CPU); chunk: at most this many points of a section at a
+    time there."""
     z = zkey
     _header_checks(z)
     for key, which in (("A", "g1"), ("B1", "g1"), ("B2", "g2"), ("C", "g1"), ("H", "g1")):
-        _section_checks(z, key, which, on_curve_checked)
+        _section_checks(z, key, which, on_curve_checked, device, chunk)
     return KEY_CHECK_STAMP
 
 
-__all__ = ["KEY_CHECK_STAMP", "validate_zkey", "is_current", "combinations_for"]
+__all__ = ["KEY_CHECK_STAMP", "validate_zkey", "is_current", "combinations_for", "remember", "remembered"]

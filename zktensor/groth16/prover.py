@@ -66,6 +66,7 @@ import torch
 from ..algebra.curves import lincomb
 from ..kernels.field_programs import to_mont
 from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
+from ..ops.msm import device as msm_device
 from ..ops.ntt import intt, ntt
 from ..points import PointTensor, cat as cat_points
 from ..runtime.graph import Graph, RunResult
@@ -76,6 +77,7 @@ from .formats.consistency import check_witness_for_zkey
 from .formats.json_io import Proof
 from .outputs import check_outputs, write_proof_pair
 from .formats.wtns import Wtns
+from .host_bases import HostBases
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
 from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
 
@@ -85,7 +87,7 @@ HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`P
 class Prover(ResidentKey):
     """A proving key loaded once and kept resident (`key.ResidentKey`); ``prove`` takes witnesses.
 
-    zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache: as `ResidentKey`'s (the .r1cs
+    zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache, table_budget: as `ResidentKey`'s (the .r1cs
     enables the witness check, see the module docstring). workers: scheduler threads
     (default: one per lane on a GPU, the CPU count (at most 4) on a CPU, less one for the
     helper). helper: run the `helper_units` MSMs in a forked helper process
@@ -95,7 +97,7 @@ class Prover(ResidentKey):
 
     def __init__(self, zkey, *, r1cs=None, device=None, msm_config: MSMConfig | None = None,
                  checkpoint: int | None = None, workers: int | None = None, helper: bool | None = None,
-                 verbose: bool = False, table_cache: bool | None = None):
+                 verbose: bool = False, table_cache: bool | None = None, table_budget: int | None = None):
         dev = torch.device(device) if device is not None else default_device()
         if helper and dev.type != "cpu":
             raise ValueError("helper=True: the MSM helper process serves CPU provers only")
@@ -105,7 +107,7 @@ class Prover(ResidentKey):
         self._helper_lost = False
         self.last_run: RunResult | None = None
         super().__init__(zkey, r1cs=r1cs, device=dev, msm_config=msm_config, checkpoint=checkpoint,
-                         verbose=verbose, table_cache=table_cache)
+                         verbose=verbose, table_cache=table_cache, table_budget=table_budget)
 
     # -- the witness MSMs --------------------------------------------------------------
     def _ab1c(self, secs, s) -> dict:
@@ -115,7 +117,10 @@ class Prover(ResidentKey):
         if B.prepared is None:
             return {u: self.G1.identity(device=self.device) for u in secs}
         jobs = [(s.contiguous(), B.offsets[i]) for i in idx]
-        pts = msm_many(jobs, B.prepared, config=self._msm_cfg())
+        if isinstance(B.prepared, HostBases):
+            pts = B.prepared.many(jobs)
+        else:
+            pts = msm_many(jobs, B.prepared, config=self._msm_cfg())
         return {u: pts[j] for j, u in enumerate(secs)}
 
     def _witness_msms(self, units, s: FieldTensor) -> dict:
@@ -221,9 +226,16 @@ class Prover(ResidentKey):
         g = Graph("groth16_prove")
         self._h_nodes(g)
         wit = self._witness_nodes(g, helper)
-        self._blinding_nodes(g, wit)
-        self._assembly_nodes(g, wit, check, where)
+        if self.on_device():
+            self._device_nodes(g, wit, check)
+        else:
+            self._blinding_nodes(g, wit)
+            self._assembly_nodes(g, wit, check, where)
         return g
+
+    def on_device(self) -> bool:
+        """Whether a proof now runs the device graph (the Triton target: `_device_nodes`)."""
+        return msm_device.on_device(self.device)
 
     def _h_nodes(self, g: Graph) -> None:
         """POLY, the critical path: A·w, B·w, C·w = A·w∘B·w, one batched inverse NTT and one
@@ -294,9 +306,77 @@ class Prover(ResidentKey):
             return self._assemble(u["a"], u["B2"], u["c"], h, ab, bl)
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
 
+    # -- the device graph's blinding and assembly ----------------------------------------
+    def _device_nodes(self, g: Graph, wit: list[str], check: bool) -> None:
+        """Blinding and assembly on the device, with nothing read back before the proof's
+        three points: the blinding terms are device MSMs of a few points whose scalars
+        (r, s, r·s) are uploaded once from pinned memory (`_device_blinding`), so the
+        exceptional additions (an identity, equal points) are the MSM kernels' own:
+
+            blind_ab:  [pi_a, pi_c - H] = [[1, 0, 0, 1, 0, r], [s, r, 1, s, r, r·s]]
+                                          · [A, B1, C, alpha_1, beta_1, delta_1]   (G1)
+            blind_b:   pi_b = B2 + beta_2 + s·delta_2                              (G2)
+            assemble:  pi_c = (pi_c - H) + H: a sum of two points (1-bit scalars)
+
+        blind_ab and blind_b run beside POLY; the critical path gains only the last sum.
+        The witness check (a .r1cs given) leaves a device flag that the prover reads with
+        the proof (`proof_points`)."""
+        g.add("blinding", self._device_blinding, [], lane="blind", kind="msm", priority=1)
+        g1 = [n for n in wit if _produces(n, self.helper_units) & {"a", "b1", "c"}]
+        g2 = [n for n in wit if "B2" in _produces(n, self.helper_units)]
+        k1, k2 = len(g1), len(g2)
+        g.add("blind_ab", lambda *v: self._device_ac(_units(v[:k1]), v[k1]), g1 + ["blinding"], lane="g1", kind="msm")
+        g.add("blind_b", lambda *v: self._device_b(_units(v[:k2])["B2"], v[k2]), g2 + ["blinding"], lane="g2",
+              kind="msm")
+        ins = ["blind_ab", "blind_b", "msm_h"]
+        if check and self.r1cs_check is not None:
+            g.add("check", lambda w: self.r1cs_check.unsatisfied(w), ["w_std"], lane="check", kind="check",
+                  priority=10)
+            ins.append("check")
+        ones = self._upload(_scalar_words(self.F, [[1, 1]]))         # made here: uploaded before the run
+
+        def assemble(ac, pi_b, h, failed=None):
+            pts = cat_points([ac[1].reshape(1), h.reshape(1)])
+            pi_c = msm_device.device_msm(self.G1, ones, pts, MSMConfig(), bits=1)[0]
+            return ac[0], pi_b, pi_c, failed
+        g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
+
+    def _upload(self, t: torch.Tensor) -> torch.Tensor:
+        """Host data to the key's device; to a GPU from pinned memory, queued on the current
+        stream without the host waiting (a pageable copy would wait for the stream)."""
+        if self.device.type == "cuda":
+            return t.pin_memory().to(self.device, non_blocking=True)
+        return t.to(self.device)
+
+    def _device_blinding(self) -> dict:
+        """r, s from the CSPRNG and the scalar rows of blind_ab and blind_b (`_device_nodes`),
+        as standard-form words on the device."""
+        q = self.F.p
+        r = secrets.randbelow(q - 1) + 1
+        s = secrets.randbelow(q - 1) + 1
+        rows_1 = [[1, 0, 0, 1, 0, r], [s, r, 1, s, r, r * s % q]]
+        return {"r": r, "s": s, "g1": self._upload(_scalar_words(self.F, rows_1)),
+                "g2": self._upload(_scalar_words(self.F, [[1, 1, s]]))}
+
+    def _device_ac(self, u: dict, bl: dict) -> PointTensor:
+        """[pi_a, pi_c - H] (`_device_nodes`): one G1 device MSM of six points, two rows."""
+        pts = cat_points([u["a"].reshape(1), u["b1"].reshape(1), u["c"].reshape(1), self._fixed_g1])
+        return msm_device.device_msm(self.G1, bl["g1"], pts, MSMConfig())
+
+    def _device_b(self, B2: PointTensor, bl: dict) -> PointTensor:
+        """pi_b = B2 + beta_2 + s·delta_2 (`_device_nodes`): a G2 device MSM of three points."""
+        pts = cat_points([B2.reshape(1), self.beta_2.reshape(1), self.delta_2.reshape(1)])
+        return msm_device.device_msm(self.G2, bl["g2"], pts, MSMConfig())[0]
+
+    @property
+    def _fixed_g1(self) -> PointTensor:
+        return cat_points([self.alpha_1.reshape(1), self.beta_1.reshape(1), self.delta_1.reshape(1)])
+
     def _msm(self, bases: Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
             return G.identity(device=self.device)
+        if isinstance(bases.prepared, HostBases):
+            return bases.prepared.msm(bases.prepared.words(scalars))[0]
         return msm(scalars.contiguous(), bases.prepared, config=self._msm_cfg())
 
     def _blinding(self) -> dict:
@@ -343,7 +423,7 @@ class Prover(ResidentKey):
         run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
                     device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run
-        pi_a, pi_b, pi_c = run.values["assemble"]
+        pi_a, pi_b, pi_c = self.proof_points(run, where)
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = [int.from_bytes(words[i].astype("<u4").tobytes(), "little") for i in range(1, self.n_public + 1)]
         if verify is None:
@@ -357,6 +437,21 @@ class Prover(ResidentKey):
                                f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
                                "(give the .r1cs to tell which); no proof written")
         return proof, public
+
+    def proof_points(self, run: RunResult, where: str = "witness") -> tuple:
+        """pi_a, pi_b, pi_c as affine points from a run of `graph`. The device graph's
+        assembly leaves them (and the witness check's flag) on the device: here, after the
+        run, is where the host first reads a value (WitnessError if the check failed)."""
+        out = run.values["assemble"]
+        if len(out) == 3:
+            return out
+        pi_a, pi_b, pi_c, failed = out
+        if failed is not None:
+            bad, i = failed.tolist()
+            if bad:
+                raise self.r1cs_check.error(i, where)
+        a_c = cat_points([pi_a.reshape(1), pi_c.reshape(1)]).to_affine()
+        return a_c[0], pi_b.to_affine(), a_c[1]
 
     def _default_workers(self, g: Graph) -> int:
         """One per lane on a GPU; on the CPU one per core (at most 4), less the core an external
@@ -389,6 +484,24 @@ class Prover(ResidentKey):
 def _units(values) -> dict:
     """{unit: point} of the witness MSM nodes' values."""
     return {u: p for d in values for u, p in d.items()}
+
+
+def _produces(node: str, helper_units) -> set:
+    """The witness units (a, b1, c, B2) a witness MSM node of `_witness_nodes` computes."""
+    if node == "msm_ab1c":
+        return {"a", "b1", "c"}
+    if node == "msm_helper":
+        return set(helper_units)
+    unit = node[len("msm_"):]
+    return {"B2" if unit == "b2" else unit}
+
+
+def _scalar_words(F, rows) -> torch.Tensor:
+    """(L, B, n) int32 standard-form words of rows of ints in [0, p) (a device MSM's scalars)."""
+    L = F.limbs
+    raw = b"".join(int(k).to_bytes(4 * L, "little") for row in rows for k in row)
+    w = np.frombuffer(raw, dtype="<u4").reshape(len(rows), len(rows[0]), L).transpose(2, 0, 1)
+    return torch.from_numpy(np.ascontiguousarray(w).view(np.int32))
 
 
 def describe_run(run: RunResult) -> str:

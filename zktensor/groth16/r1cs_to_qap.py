@@ -279,23 +279,34 @@ class R1CSCheck:
         self.mats = [SparseFr(F, M.rows, M.cols, r2_form(F, M.coeff_words, device), r1cs.n_constraints,
                               device) for M in (r1cs.A, r1cs.B, r1cs.C)]
 
+    def unsatisfied(self, w_std: torch.Tensor) -> torch.Tensor:
+        """(2,) int64 on w's device, computed without reading anything back: whether some
+        constraint i has (A·w)_i·(B·w)_i ≠ (C·w)_i, and the first such i (0 if none). On a
+        device the prover reads it once, with the proof (w: (L, n_wires) standard-form
+        words)."""
+        if self.n_constraints == 0:
+            return torch.zeros(2, dtype=torch.int64, device=w_std.device)
+        a, b, c = (M.matvec(w_std) for M in self.mats)
+        bad = ~((a * b) == c)
+        # argmax gives the first maximal index: the first failing constraint
+        return torch.stack([bad.any().to(torch.int64), bad.to(torch.int32).argmax().to(torch.int64)])
+
     def first_unsatisfied(self, w_std: torch.Tensor) -> int | None:
         """The first constraint i with (A·w)_i·(B·w)_i ≠ (C·w)_i, or None (w: (L, n_wires)
         standard-form words)."""
-        if self.n_constraints == 0:
-            return None
-        a, b, c = (M.matvec(w_std) for M in self.mats)
-        bad = ~((a * b) == c)
-        if bool(bad.any()):
-            return int(torch.nonzero(bad)[0])
-        return None
+        failed, i = self.unsatisfied(w_std).tolist()
+        return i if failed else None
+
+    def error(self, i: int, where: str = "witness") -> WitnessError:
+        """The WitnessError for constraint i failing."""
+        return WitnessError(f"{where} does not satisfy the constraint system {self.path}: "
+                            f"constraint {i} (of {self.n_constraints}) fails, A·w · B·w ≠ C·w", i)
 
     def check(self, w_std: torch.Tensor, where: str = "witness") -> None:
         """Raise WitnessError naming the first failing constraint."""
         i = self.first_unsatisfied(w_std)
         if i is not None:
-            raise WitnessError(f"{where} does not satisfy the constraint system {self.path}: "
-                               f"constraint {i} (of {self.n_constraints}) fails, A·w · B·w ≠ C·w", i)
+            raise self.error(i, where)
 
 
 __all__ = ["WitnessError", "SegmentPlan", "SparseFr", "zkey_matrices", "coset_shift", "h_scalars",

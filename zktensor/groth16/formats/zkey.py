@@ -14,7 +14,7 @@ Container magic ``zkey``, version 1. Sections (snarkjs ``zkey_utils.js``,
    A[nConstraints + i][i] = 1.
 5. A: nVars G1 points;  6. B1: nVars G1;  7. B2: nVars G2
 8. C: nVars-nPublic-1 G1 points, for the private wires only
-9. H: domainSize G1 points (snarkjs's coset form, see DESIGN.md "Groth16")
+9. H: domainSize G1 points (snarkjs's coset form, see ARCHITECTURE.md "From `zktensor prove` to a kernel")
 10. contributions (the MPC transcript): kept as raw bytes
 
 Number forms, as snarkjs writes them (``points.py`` for the point layout):
