@@ -131,6 +131,30 @@ def test_malformed_or_mismatched_inputs_raise(instance):
         verify(vk, ["0x", "1", "2"], p)
 
 
+@pytest.mark.parametrize("curve", CURVES)
+def test_vk_x_every_way_agrees_with_pyecc(curve):
+    """vk_x by the compiled Straus, on Python ints and by the MSM (BN254: its kernels are
+    those the prover uses): py_ecc's sum, for small, large and 'negative' (r - k) signals,
+    a zero and an identity among the IC."""
+    from zktensor.groth16.verifier import vk_x
+    from zktensor.kernels import pairing_cpu
+    vk, _, _ = simulated(curve, n_public=6, seed=7)
+    r = field(f"{curve}.fr").p
+    IC = vk.IC[:3] + (None,) + vk.IC[4:]
+    vk = VerificationKey(curve, 6, vk.alpha_1, vk.beta_2, vk.gamma_2, vk.delta_2, IC, None)
+    pub = [5, r - 3, random.Random(1).randrange(r), 0, 7, r - 1]
+    m = pyecc(curve)
+    want = g1_to_pyecc(curve, IC[0])
+    for s, P in zip(pub, IC[1:]):
+        want = m.add(want, m.multiply(g1_to_pyecc(curve, P), s))
+    want = g1_from_pyecc(curve, want)
+    ways = ["python"] + (["compiled"] if pairing_cpu.compiled(curve) is not None else []) + \
+        (["msm"] if curve == "bn254" else [])
+    for way in ways:
+        assert vk_x(vk, pub, way=way) == want, way
+    assert vk_x(vk, pub) == want
+
+
 def test_no_public_signals():
     vk, x, p = simulated("bn254", n_public=0, seed=5)
     assert x == [] and verify(vk, [], p)
@@ -216,8 +240,10 @@ def test_stricter_than_snarkjs_on_unreduced_coordinates(fixtures, snarkjs, tmp_p
 
 @pytest.mark.snarkjs
 def test_rapidsnark_proof_and_json_numbers_as_snarkjs(fixtures, snarkjs, tmp_path):
-    """rapidsnark's proof.json names no curve: it verifies (the key's curve). Coordinates or
-    public signals written as JSON numbers: snarkjs refuses them, and so do we."""
+    """rapidsnark's proof.json names no curve: it verifies (the key's curve). Small public
+    signals written as JSON numbers: snarkjs takes them (a double holds them exactly), and so
+    do we. A coordinate written as a JSON number: snarkjs says the proof is invalid, we refuse
+    the file (FormatError; the CLI exits 2)."""
     from zktensor.cli import main
     fx = fixtures["multiplier"]
     proof = read_json(fx.proof)

@@ -53,7 +53,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .curves import FAMILY_POLYNOMIALS, family as curve_family, group
+from .curves import FAMILY_POLYNOMIALS, family as curve_family, group, is_on_curve, lincomb
 from .towers import tower
 
 # -- Fq2: additions and subtractions need no p (they do not reduce) -------------------
@@ -569,6 +569,43 @@ def miller_loop(curve: str, pairs, prepared=()) -> tuple:
     if C.loop_negative:  # f_{-n} = 1/f_n up to a vertical line; 1/f becomes conj f after FE
         f = T.conj12(f)
     return f
+
+
+# -- membership in G2 ----------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def g2_eigenvalue(curve: str) -> int:
+    """lambda = t - 1 (t the trace of Frobenius over Fq): psi(Q) = [lambda]Q exactly for the
+    Q of G2 among the points of the twist, psi = ``frobenius_twist`` (Scott, "A note on group
+    membership tests for G1, G2 and GT on BLS pairing-friendly curves", 2021; El Housni,
+    Guillevic and Piellard, "Co-factor clearing and subgroup membership testing on
+    pairing-friendly curves", 2022).
+
+    Why: psi satisfies psi^2 - t·psi + q = 0, so psi(Q) = [lambda]Q gives
+    [lambda^2 - t·lambda + q]Q = [q + 1 - t]Q = [#E(Fq)]Q = O; Q's order divides both #E(Fq)
+    and #E'(Fq2), whose gcd is r (checked here, else the test would not be sound). Conversely
+    psi acts on G2 as the q-power Frobenius, i.e. as [q] = [lambda] (r divides q + 1 - t).
+    BN254: lambda = 6x^2 (127 bits), BLS12-381: x (64 bits), where [r]Q needs 255."""
+    G1, G2 = group(f"{curve}.g1"), group(f"{curve}.g2")
+    if math.gcd(G1.order, G2.order) != G2.r:
+        raise ArithmeticError(f"{curve}: gcd(#E(Fq), #E'(Fq2)) != r: psi(Q) = [t - 1]Q does not test membership")
+    return G1.trace - 1
+
+
+def g2_in_subgroup(curve: str, Q) -> bool:
+    """Whether Q (None: the identity) is a point of G2: on the twist, and psi(Q) = [t - 1]Q
+    (``g2_eigenvalue``). Python ints; ``kernels.pairing_cpu`` compiles the same test."""
+    G2 = group(f"{curve}.g2")
+    if not is_on_curve(G2, Q):
+        return False
+    if Q is None:
+        return True
+    lam = g2_eigenvalue(curve)
+    R = lincomb(G2, None, [(abs(lam), Q)])
+    if R is not None and lam < 0:
+        R = (R[0], G2.F.neg(R[1]))
+    return R == frobenius_twist(pairing_curve(curve), Q)
 
 
 # -- the final exponentiation ----------------------------------------------------------

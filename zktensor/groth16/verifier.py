@@ -1,12 +1,16 @@
 """Groth16 verification: e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta).
 
-vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (``curves.lincomb``: one
-shared double-and-add in Jacobian coordinates, Python ints). The check runs as
-e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: Miller loops sharing
-their squarings and a single final exponentiation, with the pure-Python tower
-pairing of ``zktensor.algebra.pairing`` (py_ecc's was far slower); the key's part
-is prepared once per key (``prepared_vk``: e(alpha, beta)'s Miller loop value,
-gamma_2's and delta_2's line coefficients). Neither imports py_ecc nor torch.
+vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals: ``curves.lincomb`` (one shared
+double-and-add in Jacobian coordinates, Python ints), or our MSM (``zt.msm`` over the key's
+IC prepared once) where that costs less (`_msm_pays`: many public signals, in a process
+that has torch loaded already, or so many that loading it pays). The check runs as
+e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: Miller loops sharing their
+squarings and a single final exponentiation, the key's part prepared once per key
+(``prepared_vk``: e(alpha, beta)'s Miller loop value, gamma_2's and delta_2's lines),
+compiled (``kernels.pairing_cpu``) or, where no compiled module can be had, on Python ints
+(``algebra.pairing``). B's membership in G2 is psi(B) = [t - 1]B
+(``algebra.pairing.g2_in_subgroup``, compiled the same way), a BLS12-381 G1 point's r·P = O
+in Jacobian coordinates. Importing the verifier loads neither py_ecc nor torch.
 
 What raises and what returns False:
 
@@ -27,8 +31,10 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 
-from zktensor.algebra.curves import group, in_subgroup, is_on_curve, lincomb
+from zktensor.algebra.curves import group, is_on_curve, lincomb
+from zktensor.algebra.pairing import g2_in_subgroup
 
 from .formats.errors import FormatError
 from .formats.json_io import (Proof, VerificationKey, proof_from_json, public_from_json,
@@ -72,7 +78,62 @@ def _in_group(curve: str, which: str, P) -> bool:
     G = group(f"{curve}.{which}")
     if not is_on_curve(G, P):
         return False
-    return G.cofactor == 1 or in_subgroup(G, P)
+    if G.cofactor == 1 or P is None:
+        return True
+    if which == "g2":
+        from zktensor.kernels import pairing_cpu
+        cp = pairing_cpu.compiled(curve)
+        return cp.g2_in_subgroup(P) if cp is not None else g2_in_subgroup(curve, P)
+    return lincomb(G, None, [(G.r, P)]) is None
+
+
+# vk_x's three ways and their costs, in steps of the compiled Straus (a doubling or an
+# addition; bench/pairing.py's vk_x rows measure all three): curves.lincomb's Straus on
+# Python ints costs PY_STEP of them a step; zt.msm over the key's prepared IC about
+# MSM_FIXED + MSM_PER_POINT·n, plus TORCH_LOAD in a process that has not loaded torch.
+PY_STEP, MSM_FIXED, MSM_PER_POINT, TORCH_LOAD = 14, 10_000, 40, 4_000_000
+
+
+def _vk_x_way(terms, compiled: bool) -> str:
+    """"compiled", "python" or "msm": the cheapest way to the lincomb of `terms` here."""
+    steps = max((s.bit_length() for s, _ in terms), default=0) + sum(bin(s).count("1") for s, _ in terms)
+    costs = {"compiled" if compiled else "python": steps * (1 if compiled else PY_STEP),
+             "msm": MSM_FIXED + MSM_PER_POINT * len(terms) + (0 if "torch" in sys.modules else TORCH_LOAD)}
+    return min(costs, key=costs.get)
+
+
+@functools.lru_cache(maxsize=16)
+def _ic_bases(vk: VerificationKey):
+    """The key's IC[1:] as MSM bases (prepared once per key)."""
+    from ..ops.msm import msm_prepare
+    from ..points import group as point_group
+    return msm_prepare(point_group(f"{vk.curve}.g1").tensor(list(vk.IC[1:])))
+
+
+def vk_x(vk: VerificationKey, pub: list[int], way: str | None = None):
+    """IC[0] + sum_i pub[i]·IC[i+1] (pub in [0, r), the IC in G1), the cheapest way here
+    (``way``: "compiled", "python" or "msm" to choose; the first two are one Straus, compiled
+    or on Python ints). A signal above r/2 is taken as (r - s)·(-P): small negative signals
+    (a zkml circuit's quantized values) then cost as few steps as small positive ones."""
+    from zktensor.kernels import pairing_cpu
+    G1 = group(f"{vk.curve}.g1")
+    r, p = G1.r, G1.p
+    terms = [(s, P) if s <= r // 2 else (r - s, (P[0], -P[1] % p))
+             for s, P in zip(pub, vk.IC[1:]) if s and P is not None]
+    cp = pairing_cpu.compiled(vk.curve) if way in (None, "compiled") else None
+    way = way or _vk_x_way(terms, cp is not None)
+    if way == "msm":
+        try:
+            from ..ops.msm import msm
+            S = msm(list(pub), _ic_bases(vk)).to_affine()
+            return lincomb(G1, vk.IC[0], [(1, S)])
+        except ImportError:          # no torch, or no MSM kernels cached and no compiler here
+            way = "compiled" if cp is not None else "python"
+    if way == "compiled":
+        if cp is None:
+            raise RuntimeError(f"no compiled {vk.curve} arithmetic here")
+        return cp.g1_lincomb(vk.IC[0], terms)
+    return lincomb(G1, vk.IC[0], terms)
 
 
 @functools.lru_cache(maxsize=64)
@@ -120,7 +181,6 @@ def verify(vk, public_signals, proof) -> bool:
             and _in_group(curve, "g1", proof.pi_c)):
         return False
 
-    G1 = group(f"{curve}.g1")
-    vk_x = lincomb(G1, vk.IC[0], zip(pub, vk.IC[1:]))
-    neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % G1.p)
-    return groth16_check(vk, neg_a, proof.pi_b, vk_x, proof.pi_c)
+    p = group(f"{curve}.g1").p
+    neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % p)
+    return groth16_check(vk, neg_a, proof.pi_b, vk_x(vk, pub), proof.pi_c)

@@ -1,6 +1,6 @@
 """``zktensor warmup``: compile the kernels a Groth16 proof needs, before the first proof.
 
-    zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key
+    zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key, the pairing
     zktensor warmup --curves bn254,bls12_381 --jobs 2
 
 Kernels are compiled on first use and cached on disk (`runtime.cache`); a proof on a
@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover")
+STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover", "pairing")
 
 
 def _field(curve: str) -> None:
@@ -72,9 +72,16 @@ def _prover(curve: str) -> None:
         p.prove(f["wtns"], check=False)
 
 
+def _pairing(curve: str) -> None:
+    """The verifier's compiled pairing check, G2 membership test and vk_x (one module)."""
+    from ..kernels.pairing_cpu import compiled
+    if compiled(curve) is None:
+        raise RuntimeError(f"the {curve} pairing cannot be compiled here (no MLIR bindings)")
+
+
 def run_step(step: str, curve: str) -> None:
     {"field": _field, "ntt": _ntt, "msm_g1": lambda c: _msm(c, "g1"), "msm_g2": lambda c: _msm(c, "g2"),
-     "prover": _prover}[step](curve)
+     "prover": _prover, "pairing": _pairing}[step](curve)
 
 
 def _bar(done: int, total: int, what: str, t0: float) -> str:

@@ -38,11 +38,14 @@ import ctypes
 import functools
 import hashlib
 import threading
+from pathlib import Path
 
 import numpy as np
 
 from ..algebra import field as field_record
-from ..algebra.pairing import PairingCurve, pairing_curve
+from ..algebra.curves import group
+from ..algebra.pairing import PairingCurve, g2_eigenvalue, naf, pairing_curve
+from ..config import env
 from ..runtime import cache
 from .cpu_code import Code, compile_module
 from .pairing_programs import programs
@@ -60,7 +63,8 @@ def _traced(curve: str) -> dict:
     from ..ir.program import trace
     C = pairing_curve(curve)
     F = field_record(f"{curve}.fq")
-    return {k: (n_in, n_out, trace(fn, F, n_in)) for k, (n_in, n_out, fn) in programs(C).items()}
+    b3 = 3 * group(f"{curve}.g1").b % F.p
+    return {k: (n_in, n_out, trace(fn, F, n_in)) for k, (n_in, n_out, fn) in programs(C, b3).items()}
 
 
 def kinds(curve: str) -> tuple[str, ...]:
@@ -131,9 +135,10 @@ def module_text(curve: str) -> str:
 
 
 def _cache_key(curve: str) -> str:
-    """The module's entry: the traced programs and the glue determine it (with the compiler's
-    fingerprint, which `cache.entry_key` adds), so a warm cache needs no lowering to find it."""
-    h = hashlib.sha256()
+    """The module's entry: the traced programs, the glue and this file (how the module is
+    put together) determine it, with the compiler's fingerprint that `cache.entry_key` adds;
+    so a warm cache needs no lowering to find it."""
+    h = hashlib.sha256(Path(__file__).read_bytes())
     for k, (_, _, prog) in _traced(curve).items():
         h.update(f"{k}\n{prog.text()}\n".encode())
     h.update(_glue(curve).encode())
@@ -151,21 +156,22 @@ class _Library:
 _libs_lock = threading.Lock()
 
 
+def _compiler_disabled() -> bool:
+    """ZKTENSOR_NO_COMPILER, read as `elementwise.compiler_disabled` reads it (that module
+    imports torch, which the verifier does not load)."""
+    return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
+
+
 def _load(curve: str) -> _Library:
-    """The compiled module for `curve`: from the kernel cache, else compiled now (raises
-    `elementwise.CompilerUnavailable` where that is not possible)."""
-    from .elementwise import CompilerUnavailable, compiler_disabled
+    """The compiled module for `curve`: from the kernel cache, else compiled now; ImportError
+    where it is not cached and cannot be compiled here."""
     key = _cache_key(curve)
     entry = cache.lookup(key)
     if entry is None:
-        if compiler_disabled():
-            raise CompilerUnavailable("no cached pairing kernels and compiling is switched off "
-                                      "(ZKTENSOR_NO_COMPILER)")
-        try:
-            from ..ir import dialects
-            dialects.mlir()
-        except ImportError as e:
-            raise CompilerUnavailable(f"no cached pairing kernels and no compiler: {e}") from e
+        if _compiler_disabled():
+            raise ImportError("no cached pairing kernels and compiling is switched off (ZKTENSOR_NO_COMPILER)")
+        from ..ir import dialects
+        dialects.mlir()                     # ImportError without the bindings
         text = module_text(curve)
         entry = cache.build(key, lambda d: (compile_module(text, d), {"kind": "pairing_cpu", "curve": curve})[1])
     return _Library(entry)
@@ -256,6 +262,7 @@ class CompiledPairing:
     def __init__(self, curve: str, lib: _Library):
         self.curve, self.lib = curve, lib
         self.C: PairingCurve = pairing_curve(curve)
+        self.kind_ids = {k: i for i, k in enumerate(kinds(curve))}
         self.F = field_record(f"{curve}.fq")
         self.one_words = _to_words(self.F, _flat12(self.C.tower.one))
         self._plans: dict = {}
@@ -365,14 +372,31 @@ class CompiledPairing:
                         result, owned = S.step("mul12", result + base, result if owned else 12), True
         return result
 
+    def _g2_member(self, S: Schedule, inputs: dict) -> list[int]:
+        """[|lambda|]Q by doubling and addition steps (lambda = `algebra.pairing.g2_eigenvalue`)
+        and psi(Q): the slots of R = (X, Y, Z) and of psi(Q)."""
+        Q, negQ, R = S.alloc(4), S.alloc(4), S.alloc(6)
+        inputs["q"] = Q + negQ + R
+        coeffs = S.alloc(6)
+        for digit in naf(abs(g2_eigenvalue(self.curve)))[1:]:
+            S.step("dbl", R, R + coeffs)
+            if digit:
+                S.step("add", R + (Q if digit > 0 else negQ), R + coeffs)
+        return R + S.step("pi", Q, 4)
+
     def _plan(self, what: str, n_full: int = 0, line_kinds: tuple = (), extra: bool = False) -> _Plan:
         """The schedule of `what`: "ml" (Miller loop), "fe" (final exponentiation of an input
-        f) or "check" (both), for n_full full pairs and prepared pairs with `line_kinds`,
-        `extra` an Fq12 input multiplied into the Miller loop value."""
+        f), "check" (both), for n_full full pairs and prepared pairs with `line_kinds`,
+        `extra` an Fq12 input multiplied into the Miller loop value; or "g2" (`g2_in_subgroup`)."""
         key = (what, n_full, line_kinds, extra)
         plan = self._plans.get(key)
         if plan is None:
             S, inputs, fixed = Schedule(self.curve), {}, []
+            if what == "g2":
+                plan = _Plan(S, inputs, self._g2_member(S, inputs), fixed)
+                with self._lock:
+                    self._plans[key] = plan
+                return plan
             if what == "fe":
                 f = S.alloc(12)
                 inputs["f"] = f
@@ -440,6 +464,72 @@ class CompiledPairing:
         return bool(np.array_equal(words, self.one_words))
 
 
+    def g2_in_subgroup(self, Q) -> bool:
+        """`algebra.pairing.g2_in_subgroup` for a point Q of the twist (on the curve: the
+        caller checks that; not None): psi(Q) = [lambda]Q, compiled. The steps' formulas are
+        incomplete, but Z = 0 is absorbing in both (Z3 = 8·Y^3·Z, and Z·lam^3 where an
+        addition meets R = ±Q), so a result with Z != 0 went through no exceptional case and
+        is [|lambda|]Q; a point of G2 meets none (its multiples below r are neither O nor ±Q)."""
+        (x0, x1), (y0, y1) = Q
+        F, p = self.F, self.F.p
+        words = self._run(self._plan("g2"), {"q": _to_words(F, [x0, x1, y0, y1, x0, x1, -y0, -y1,
+                                                                 x0, x1, y0, y1, 1, 0])})
+        X0, X1, Y0, Y1, Z0, Z1, px0, px1, py0, py1 = _from_words(F, words)
+        if (Z0, Z1) == (0, 0):
+            return False
+        mul2 = self.C.tower.mul2
+        sign = -1 if g2_eigenvalue(self.curve) < 0 else 1             # [lambda]Q = (X : sign·Y : Z)
+        return (mul2((px0, px1), (Z0, Z1)) == (X0, X1) and
+                mul2((py0, py1), (Z0, Z1)) == (sign * Y0 % p, sign * Y1 % p))
+
+
+    def g1_lincomb(self, base, terms):
+        """base + sum s·P over (s, P) in terms, s >= 0, P affine in G1 (not None); base affine
+        or None: `curves.lincomb`'s value by its Straus (the doublings shared by all terms,
+        then an addition per set bit, most significant bit first), compiled with complete
+        projective formulas, so that no case needs a branch. The schedule depends on the
+        scalars' bits: it is built per call, with numpy."""
+        F, p = self.F, self.F.p
+        terms = [(s, P) for s, P in terms if s]
+        n = len(terms)
+        bits = max((s.bit_length() for s, _ in terms), default=0)
+        # slots: acc (0..2), then each term's x, y, then base's x, y
+        acc = [0, 1, 2]
+        raw = b"".join(s.to_bytes(-(-bits // 8) or 1, "big") for s, _ in terms)
+        bitmap = np.unpackbits(np.frombuffer(raw, np.uint8).reshape(n, -1), axis=1)[:, -bits:] \
+            if n else np.zeros((0, 0), np.uint8)                    # (n, bits), most significant first
+        # one row of 8 slot numbers per step: a doubling (acc, acc, -, -) where a bit starts
+        # (but the first: it would double the identity), then (acc, P_i, acc) per set bit
+        order_bit, order_term = np.nonzero(bitmap.T)                    # by bit, then term
+        kd, ka = self.kind_ids["g1dbl"], self.kind_ids["g1add"]
+        dbl_at = np.arange(1, bits)
+        bit_of = np.concatenate([dbl_at, order_bit, [bits] if base is not None else []])
+        rank = np.concatenate([np.zeros(len(dbl_at)), np.ones(len(order_bit)), [1] if base is not None else []])
+        term_of = np.concatenate([np.full(len(dbl_at), -1), order_term, [n] if base is not None else []])
+        order = np.lexsort((term_of, rank, bit_of))
+        is_add = rank[order] == 1
+        rows = np.zeros((len(order), 8), dtype=np.int64)
+        rows[:, 0:3] = acc
+        rows[~is_add, 3:6] = acc
+        t = term_of[order][is_add].astype(np.int64)
+        rows[is_add, 3] = 3 + 2 * t
+        rows[is_add, 4] = 4 + 2 * t
+        rows[is_add, 5:8] = acc
+        steps = np.empty((len(order), 2), dtype=np.int64)
+        steps[:, 0] = np.where(is_add, ka, kd)
+        steps[:, 1] = 8 * np.arange(len(order))
+        coords = [c for _, P in terms for c in P] + list(base or (0, 0))
+        state = np.zeros((3 + len(coords), F.limbs32), dtype=np.uint32)
+        state[:3] = _to_words(F, [0, 1, 0])                             # the identity (0 : 1 : 0)
+        state[3:] = _to_words(F, coords)
+        self.lib.run(state.ctypes.data, steps.ctypes.data, len(order), rows.ctypes.data)
+        X, Y, Z = _from_words(F, state[:3])
+        if Z == 0:
+            return None
+        zi = pow(Z, -1, p)
+        return (X * zi % p, Y * zi % p)
+
+
 _compiled: dict = {}
 
 
@@ -447,11 +537,10 @@ def compiled(curve: str) -> CompiledPairing | None:
     """The compiled pairing of `curve` ("bn254", "bls12_381"), loaded or compiled on first
     use; None where neither is possible here (no MLIR bindings or ZKTENSOR_NO_COMPILER, and
     no cached module): the caller then runs `algebra.pairing`."""
-    from .elementwise import CompilerUnavailable
     with _libs_lock:
         if curve not in _compiled:
             try:
                 _compiled[curve] = CompiledPairing(curve, _load(curve))
-            except CompilerUnavailable:
+            except ImportError:
                 return None        # not remembered: a later call may find the cache filled
         return _compiled[curve]

@@ -21,6 +21,8 @@ as additions. The step kinds (`programs`):
     negpi2  Q -> -pi^2(Q)
     conj12  f -> f^(p^6)                      inv6    a -> 1/a in Fq6
     frob1/2/3  f -> f^(p^k)                   csqr    f -> f^2 in the cyclotomic subgroup
+    g1dbl   P -> 2P                           g1add   P, Q -> P + Q   (G1, complete formulas,
+                                                                       for the verifier's vk_x)
 """
 from __future__ import annotations
 
@@ -295,10 +297,48 @@ def twist_frobenius(pi, Q):
     return (mul2_const(conj2(Q[0]), pi[0]), mul2_const(conj2(Q[1]), pi[1]))
 
 
-def programs(C) -> dict:
+def g1_double(b3: int, P):
+    """2P for P = (X : Y : Z) on y^2 = x^3 + b over Fq, complete (the identity (0 : 1 : 0)
+    included): Renes, Costello and Batina, "Complete addition formulas for prime order
+    elliptic curves", 2016, algorithm 9 (a = 0). b3 = 3b, small: by additions."""
+    X, Y, Z = P
+    t0 = Y * Y
+    Z3 = times(t0, 8)
+    t1 = Y * Z
+    t2 = times(Z * Z, b3)
+    X3 = t2 * Z3
+    Y3 = t0 + t2
+    Z3 = t1 * Z3
+    t0 = t0 - times(t2, 3)
+    Y3 = X3 + t0 * Y3
+    X3 = t0 * (X * Y)
+    return (X3 + X3, Y3, Z3)
+
+
+def g1_add_affine(b3: int, P, Q):
+    """P + Q for P = (X : Y : Z) and an affine Q (not the identity), complete in P (P = Q,
+    P = -Q and the identity included): algorithm 8 of the same paper (a = 0)."""
+    X1, Y1, Z1 = P
+    X2, Y2 = Q
+    t0, t1 = X1 * X2, Y1 * Y2
+    t3 = (X2 + Y2) * (X1 + Y1) - (t0 + t1)
+    t4 = Y2 * Z1 + Y1
+    Y3 = X2 * Z1 + X1
+    t0 = times(t0, 3)
+    t2 = times(Z1, b3)
+    Z3 = t1 + t2
+    t1 = t1 - t2
+    Y3 = times(Y3, b3)
+    X3 = t3 * t1 - t4 * Y3
+    Y3 = t1 * Z3 + Y3 * t0
+    Z3 = Z3 * t4 + t0 * t3
+    return (X3, Y3, Z3)
+
+
+def programs(C, b3_g1: int) -> dict:
     """{kind: (n_inputs, n_outputs, fn)} for the pairing curve record C
-    (`algebra.pairing.PairingCurve`): the step kinds of the module doc, each a function of
-    flat Fq values returning a tuple of them."""
+    (`algebra.pairing.PairingCurve`) and 3b of its G1: the step kinds of the module doc,
+    each a function of flat Fq values returning a tuple of them."""
     T = Tower(C.tower.xi, C.tower.gamma)
     twist = C.twist
 
@@ -342,7 +382,14 @@ def programs(C) -> dict:
     def csqr(*x):
         return flat12(T.cyclotomic_sqr(unflat12(x)))
 
+    def g1dbl(*x):
+        return g1_double(b3_g1, x)
+
+    def g1add(*x):
+        return g1_add_affine(b3_g1, x[:3], x[3:])
+
     return {"sqr12": (12, 12, sqr12), "mul12": (24, 12, mul12), "line": (20, 12, line),
             "dbl": (6, 12, dbl), "add": (10, 12, add), "pi": (4, 4, pi), "negpi2": (4, 4, negpi2),
             "conj12": (12, 12, conj12), "inv6": (6, 6, inv6), "frob1": (12, 12, frob(1)),
-            "frob2": (12, 12, frob(2)), "frob3": (12, 12, frob(3)), "csqr": (12, 12, csqr)}
+            "frob2": (12, 12, frob(2)), "frob3": (12, 12, frob(3)), "csqr": (12, 12, csqr),
+            "g1dbl": (3, 3, g1dbl), "g1add": (5, 3, g1add)}
