@@ -17,11 +17,11 @@ keep_freed_memory()     # first: threads made from here on share one malloc aren
 
 from .config import config  # noqa: E402
 from .version import __version__  # noqa: E402
-from .jit import jit  # noqa: E402
 from . import groth16  # noqa: E402  (lazy itself: zt.groth16.Prover, zt.groth16.verify)
 
 # name -> the module that defines it
 _LAZY = {
+    "jit": ".jit",
     "batch_inverse": ".ops.elementwise",
     "ntt": ".ops.ntt", "intt": ".ops.ntt", "NTTConfig": ".ops.ntt",
     "field": ".tensor", "FieldSpace": ".tensor", "FieldTensor": ".tensor", "cat": ".tensor",

@@ -27,7 +27,6 @@ before keeps it), and only where the C library is glibc.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import threading
 
@@ -55,7 +54,8 @@ def keep_freed_memory() -> bool:
                 try:
                     libc = ctypes.CDLL("libc.so.6")      # find_library spawns ldconfig
                 except OSError:
-                    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                    from ctypes.util import find_library   # only here: it costs more start-up
+                    libc = ctypes.CDLL(find_library("c") or "libc.so.6")   # than the rest of the package
                 mallopt = libc.mallopt
             except (OSError, AttributeError):     # not glibc (musl, macOS): leave it
                 mallopt = None
