@@ -16,8 +16,9 @@ For every (model, weights), in one run on one machine:
 * zktensor, in a child process (its peak RSS is the compile + witness figure): compile
   (torch.export to R1CS), witness, ``.r1cs`` and ``.wtns`` written; constraints and wires;
 * ``zktensor setup`` as a process (development setup; time and peak RSS);
-* zktensor proving: a resident ``groth16.Prover`` (``time_runs``), and ``zktensor prove`` as a
-  process once (start-up, key load and proof: like snarkjs's CLI; peak RSS);
+* zktensor proving: a resident ``groth16.Prover`` (``time_runs``, in a child process: resident
+  key size and peak memory while proving), and ``zktensor prove`` as a process once (start-up,
+  key load and proof: like snarkjs's CLI; peak RSS);
 * snarkjs 0.7.6 ``groth16 prove`` on the same ``.zkey`` and ``.wtns`` as a process (time,
   peak RSS), and ``snarkjs groth16 verify`` of both systems' proofs;
 * the predicted class of the proof's public outputs against float inference;
@@ -27,8 +28,12 @@ For every (model, weights), in one run on one machine:
   and the child's peak RSS). EZKL's ``private`` analogue is not run.
 
 Rows go to bench/results/zkml.json (+ .csv); ``extra`` holds constraints, sizes and peak
-memory. The published circomlib-ml and EZKL figures that issue 20 quotes are listed with
-their sources in ``PUBLISHED`` and written into the results' notes, not measured here.
+memory. The resident prove runs in a child process of its own, so its memory is measured too:
+the resident key (RSS once the key is loaded) and the peak while proving (VmHWM reset after
+the load, so it is the key plus the proofs' working memory; the helper process the prover
+forks is not counted). The published circomlib-ml and EZKL figures (ZKML-Benchmark's tables,
+and issue 20's EZKL figures, whose source was not found) are listed with their URLs in
+``PUBLISHED`` and written into the results' notes, not measured here.
 """
 from __future__ import annotations
 
@@ -40,19 +45,28 @@ import sys
 import time
 from pathlib import Path
 
-from bench.common import REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_runs, write_results
+from bench.common import (REPO_ROOT, Timing, cpu_cores, machine_info, make_row, row_from_timing, time_runs,
+                          write_results)
 
 BUILD = REPO_ROOT / "bench" / "build" / "zkml"
 NODE_TOOLS = Path(os.environ.get("ZKT_FIXTURES_BUILD", REPO_ROOT / "tests" / "fixtures" / "build"))
 OPTIONS = dict(input_scale=6, input_bits=8, act_scale=8, weight_bits=8)
 
+ZKML_BENCHMARK = "https://github.com/Guy1m0/ZKML-Benchmark/blob/a525e240b2100bf903561396cfc1aff88c404455"
 PUBLISHED = [
-    "circomlib-ml / keras2circom, MNIST MLP 784-56-10 (weights private): 73,416 constraints, 2.35 s prove, "
-    "2.3 GB (ZKML-Benchmark tables, as quoted in issue 20)",
-    "circomlib-ml, LeNet-like CNN 28_6_16_10_5: 2,558,720 constraints, 43.8 s prove, 18.7 GB, setup 6.7 h "
-    "(ZKML-Benchmark tables, as quoted in issue 20)",
-    "EZKL 23.0.5 on a 2-core VM (issue 20): MLP 784-56-10 3.1 s prove, 0.34 GB, pk 138 MB; LeNet-5 on 1x28x28 "
-    "51 s prove, 5.0 GB, 45 s setup, 2^19 rows, pk 2.2 GB",
+    "circomlib-ml (keras2circom's circuits; weights and input are circuit inputs), MNIST MLP 784_56_10: 73,416 "
+    "non-linear constraints, proving 2.35 s (std 0.15), 2,328 MB, trusted setup 690 s "
+    f"(ZKML-Benchmark: {ZKML_BENCHMARK}/benchmarks/benchmark_results.csv, "
+    f"{ZKML_BENCHMARK}/docs/benchmark_report.md, {ZKML_BENCHMARK}/frameworks/circomlib-ml/model_info.csv)",
+    "circomlib-ml, CNN 28_6_16_10_5 (conv 6@5x5, avg pool, conv 16@5x5, avg pool, dense 10; no padding): "
+    "2,558,720 non-linear constraints, proving 43.75 s, 18,685 MB, setup 24,107 s (6.7 h); "
+    "LeNet-5 28_6_16_120_84_10_5: 2,703,268 constraints (the CSV says 22703268, the report 2,703,268), proving "
+    "59.76 s, 19,438 MB, setup 24,230 s (ZKML-Benchmark, same files)",
+    "EZKL, MNIST MLP 784_56_10 (ZKML-Benchmark, same files): resources mode proving 2.66 s, 223 MB, 4.96% "
+    "accuracy loss; accuracy mode 38.0 s, 4,807 MB",
+    "EZKL 23.0.5 on a 2-core VM: MLP 784-56-10 3.1 s prove, 0.34 GB, pk 138 MB; LeNet-5 on 1x28x28 51 s prove, "
+    "5.0 GB, 45 s setup, 2^19 rows, pk 2.2 GB (figures quoted by issue 20, source not found; this bench "
+    "measures EZKL itself in the same run)",
 ]
 
 
@@ -152,6 +166,37 @@ def child_compile(model: str, weights: str, small: bool, out: Path) -> None:
     (out / "info.json").write_text(json.dumps(info))
 
 
+# -- the zktensor child: the resident prover --------------------------------------------------
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def child_prove(d: Path, runs: int) -> None:
+    """Time the resident Prover on the circuit in ``d``; info.json gets the timing, the RSS once
+    the key is loaded and the peak RSS while proving (VmHWM reset after the load)."""
+    from zktensor.groth16.prover import Prover
+    prover = Prover(str(d / "circuit.zkey"), r1cs=str(d / "circuit.r1cs"))
+    resident = _status_kib("VmRSS")
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")                       # reset VmHWM: the peak from here on is the proofs'
+    except OSError:
+        pass
+    timing = time_runs(lambda: prover.prove(str(d / "witness.wtns")), runs=runs)
+    peak = _status_kib("VmHWM")
+    proof, public = prover.prove(str(d / "witness.wtns"))
+    prover.close()
+    from zktensor.groth16.formats.json_io import proof_to_json
+    (d / "prove.json").write_text(json.dumps(dict(timing=vars(timing), resident_rss=resident, peak_rss=peak,
+                                                  proof=proof_to_json(proof), public=[str(v) for v in public])))
+
+
 # -- EZKL -----------------------------------------------------------------------------------------
 
 EZKL_CHILD = r"""
@@ -219,7 +264,6 @@ def run_ezkl(model: str, small: bool, d: Path, threads: int):
 
 
 def bench_one(model: str, weights: str, small: bool, runs: int, rows: list, notes: list, ezkl_done: set):
-    from zktensor.groth16.prover import Prover
     from zktensor.groth16.verifier import verify
     tag = f"{model}{'_small' if small else ''}_{weights}"
     d = BUILD / tag
@@ -252,14 +296,17 @@ def bench_one(model: str, weights: str, small: bool, runs: int, rows: list, note
     rows.append(make_row("zktensor", f"zkml_setup_{tag}", "bn254", n, threads, wall, wall, runs=1,
                          unit="setups/s", extra=f"{base}; zktensor setup process; peak RSS {rss}"))
 
-    prover = Prover(str(zkey), r1cs=str(d / "circuit.r1cs"))
-    timing = time_runs(lambda: prover.prove(str(d / "witness.wtns")), runs=runs)
-    proof, public = prover.prove(str(d / "witness.wtns"))
-    prover.close()
-    assert verify(str(vk), public, proof)
-    print(f"  zktensor prove (resident key) median {timing.median_s:.3f} s ({timing.extra})")
+    wall, rss, rc, out = run_child([py, "-m", "bench.zkml", "--child-prove", str(d), str(runs)])
+    if rc:
+        raise RuntimeError(f"{label}: resident prove child failed:\n{out[-3000:]}")
+    res = json.loads((d / "prove.json").read_text())
+    timing = Timing(**res["timing"])
+    assert verify(str(vk), res["public"], res["proof"])
+    mem = f"resident key RSS {res['resident_rss']}, peak RSS while proving {res['peak_rss']}"
+    print(f"  zktensor prove (resident key) median {timing.median_s:.3f} s ({timing.extra}); {mem}")
     rows.append(row_from_timing("zktensor", f"zkml_prove_{tag}", "bn254", 1, threads, timing,
-                                extra=f"{base}; resident Prover, witness check included", unit="proofs/s"))
+                                extra=f"{base}; resident Prover, witness check and verification included; {mem}",
+                                unit="proofs/s"))
 
     zp, zpub = d / "proof_zktensor.json", d / "public_zktensor.json"
     wall, rss, rc, out = run_child([py, "-m", "zktensor.cli", "prove", str(zkey), str(d / "witness.wtns"),
@@ -315,7 +362,11 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--small", action="store_true", help="tiny shapes (a smoke test; results go to zkml_small)")
     p.add_argument("--child", nargs=3, metavar=("MODEL", "WEIGHTS", "DIR"), help=argparse.SUPPRESS)
+    p.add_argument("--child-prove", nargs=2, metavar=("DIR", "RUNS"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.child_prove:
+        child_prove(Path(a.child_prove[0]), int(a.child_prove[1]))
+        return 0
     if a.child:
         child_compile(a.child[0], a.child[1], a.small, Path(a.child[2]))
         return 0
