@@ -1,4 +1,4 @@
-"""The pairing check compiled for the CPU: Miller loop and final exponentiation in one call.
+"""The verifier's arithmetic compiled for the CPU: a pairing check in one call.
 
 What runs. The step programs of `pairing_programs` (an Fq12 squaring, a line product, a
 doubling step, ...) are traced, canonicalized and lowered by field-to-limbs (`int64`
@@ -18,27 +18,30 @@ A slot holds one Fq value, L 32-bit words in Montgomery form (the layout of ever
 kernel's words, one value after another). The schedule is data, built here in Python
 (`Schedule`) from the curve's pairing record (`algebra.pairing.PairingCurve`: the Miller
 loop's digits, the seed's NAF, the hard part's exponents): the same compiled module runs a
-plain check of n pairs, the verifier's check with prepared G2 lines, a Miller loop alone or
-a final exponentiation alone. A launch per step from Python would cost more than the step
-(a check is several hundred steps), hence the driver.
+plain check of n pairs, the verifier's check with prepared G2 lines, a Miller loop alone, a
+final exponentiation alone, the G2 membership test of `algebra.pairing.g2_in_subgroup` and
+the Straus of the verifier's vk_x (its schedule follows the scalars' bits). A launch per
+step from Python would cost more than the step (a check is several hundred steps), hence
+the driver.
 
-The schedule follows `algebra.pairing.miller_loop` step for step (the same lines, scaled the
-same way), so the values are the same elements of Fq12 (tests compare the Miller loop and
-final exponentiation outputs word for word, and the checks with py_ecc).
+The schedules follow `algebra.pairing.miller_loop` and `final_exponentiation` step for step
+(the same lines, scaled the same way), so the values are the same elements of Fq12 (tests
+compare the Miller loop and final exponentiation outputs word for word, and the checks with
+py_ecc).
 
 The module is compiled once per curve and host into the kernel cache (`runtime.cache`);
 `compiled(curve)` is None where it can be neither found there nor compiled (no MLIR
 bindings, or ZKTENSOR_NO_COMPILER): the callers then run `algebra.pairing` on Python ints.
 
-Order in this file: kernel (MLIR text), host wrapper (schedules, state, the check).
+Order in this file: kernel (MLIR text), host wrapper (schedules, state, the calls).
 """
 from __future__ import annotations
 
 import ctypes
 import functools
 import hashlib
+import inspect
 import threading
-from pathlib import Path
 
 import numpy as np
 
@@ -135,10 +138,10 @@ def module_text(curve: str) -> str:
 
 
 def _cache_key(curve: str) -> str:
-    """The module's entry: the traced programs, the glue and this file (how the module is
+    """The module's entry: the traced programs, the glue and `module_text` (how the rest is
     put together) determine it, with the compiler's fingerprint that `cache.entry_key` adds;
-    so a warm cache needs no lowering to find it."""
-    h = hashlib.sha256(Path(__file__).read_bytes())
+    so a warm cache needs no lowering to find it, and host-side edits here keep it."""
+    h = hashlib.sha256(inspect.getsource(module_text).encode())
     for k, (_, _, prog) in _traced(curve).items():
         h.update(f"{k}\n{prog.text()}\n".encode())
     h.update(_glue(curve).encode())
@@ -192,11 +195,18 @@ class Schedule:
         self.n_slots = 0
         self.steps: list[int] = []
         self.slots: list[int] = []
+        self._zeros: list[int] = []
 
     def alloc(self, n: int) -> list[int]:
         out = list(range(self.n_slots, self.n_slots + n))
         self.n_slots += n
         return out
+
+    def zeros(self, n: int) -> list[int]:
+        """n slots that hold 0 throughout (the state starts zeroed and no step writes them)."""
+        if len(self._zeros) < n:
+            self._zeros += self.alloc(n - len(self._zeros))
+        return self._zeros[:n]
 
     def step(self, kind: str, ins: list[int], outs: list[int] | int) -> list[int]:
         """Run `kind` on the values in `ins`; the results go to `outs` (slots, which may be
@@ -245,8 +255,8 @@ def _flat12(f) -> list[int]:
 
 
 class _Plan:
-    """A schedule with where its inputs go: `fixed` slots filled once (constants), `inputs`
-    named groups of slots filled per call, `out` the result's 12 slots."""
+    """A schedule with where its values go: `fixed` slots with their constant words, `inputs`
+    named groups of slots filled per call, `out` the result's slots."""
 
     def __init__(self, sched: Schedule, inputs: dict, out: list[int], fixed: list[tuple[list[int], np.ndarray]]):
         self.steps, self.slots = sched.arrays()
@@ -324,20 +334,13 @@ class CompiledPairing:
             S.step("conj12", f, f)
         return f
 
-    @staticmethod
-    def _zero6(S: Schedule) -> list[int]:
-        """Six slots that stay zero (the state starts zeroed and no step writes them)."""
-        if not hasattr(S, "zero6"):
-            S.zero6 = S.alloc(6)
-        return S.zero6
-
     def _final_exp(self, S: Schedule, f: list[int]) -> list[int]:
         """f^(m·(p^12 - 1)/r), step for step as `algebra.pairing.final_exponentiation`."""
         C = self.C
         # f^(p^6 - 1) = conj(f) / f = conj(f)^2 / N(f), N(f) = f·conj(f) in Fq6 (its w-part is 0)
         c = S.step("conj12", f, 12)
         t = S.step("inv6", S.step("mul12", f + c, 12)[:6], 6)
-        g = S.step("mul12", S.step("sqr12", c, 12) + t + self._zero6(S), 12)
+        g = S.step("mul12", S.step("sqr12", c, 12) + t + S.zeros(6), 12)
         f = S.step("mul12", S.step("frob2", g, 12) + g, 12)                            # ^(p^2 + 1)
 
         def pow_x(a):                              # a^x in the cyclotomic subgroup, by the NAF of |x|
@@ -393,22 +396,18 @@ class CompiledPairing:
         if plan is None:
             S, inputs, fixed = Schedule(self.curve), {}, []
             if what == "g2":
-                plan = _Plan(S, inputs, self._g2_member(S, inputs), fixed)
-                with self._lock:
-                    self._plans[key] = plan
-                return plan
-            if what == "fe":
-                f = S.alloc(12)
-                inputs["f"] = f
+                out = self._g2_member(S, inputs)
+            elif what == "fe":
+                inputs["f"] = S.alloc(12)
+                out = self._final_exp(S, inputs["f"])
             else:
-                f = self._miller(S, n_full, line_kinds, inputs, fixed)
+                out = self._miller(S, n_full, line_kinds, inputs, fixed)
                 if extra:
-                    e = S.alloc(12)
-                    inputs["extra"] = e
-                    S.step("mul12", f + e, f)
-            if what != "ml":
-                f = self._final_exp(S, f)
-            plan = _Plan(S, inputs, f, fixed)
+                    inputs["extra"] = S.alloc(12)
+                    S.step("mul12", out + inputs["extra"], out)
+                if what == "check":
+                    out = self._final_exp(S, out)
+            plan = _Plan(S, inputs, out, fixed)
             with self._lock:
                 self._plans[key] = plan
         return plan
