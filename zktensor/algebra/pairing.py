@@ -42,9 +42,14 @@ records (the family polynomials p(x), r(x) from ``curves.FAMILY_POLYNOMIALS``).
 Additions do not reduce mod p, only products do: each value stays a small multiple of p (a bounded sum of reduced
 products), and a reduction costs as much as a product.
 
+Membership in G2: ``g2_in_subgroup`` tests psi(Q) = [t - 1]Q, half or a quarter of the
+bits of r·Q = O.
+
 Why it exists: py_ecc represents Fq12 as Fq[w] modulo a degree-12 polynomial
-(144 products per multiplication), which made it most of ``zktensor verify``'s
-time; the tower needs far fewer products per Fq12 multiplication.
+(144 products per multiplication); the tower needs far fewer products per Fq12
+multiplication. The verifier runs the same steps compiled (``kernels.pairing_cpu``,
+which schedules them from ``pairing_curve``'s record); this module is its oracle and its
+fallback where nothing can be compiled.
 """
 from __future__ import annotations
 
