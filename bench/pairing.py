@@ -82,7 +82,7 @@ def measure(curve: str, runs: int) -> list[dict]:
     p = group(f"{curve}.g1").p
     neg_a = (A[0], -A[1] % p)
     pairs = [(neg_a, B), (al, be), (vx, ga), (C, de)]
-    cp = pairing_cpu.compiled(curve)
+    cp = pairing_cpu.compiled(curve, build=True)
     if cp is None:
         print(f"{curve}: no compiled pairing here (no MLIR bindings, cold cache): Python rows only")
     elif not cp.check(pairs):

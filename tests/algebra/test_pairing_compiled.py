@@ -7,7 +7,11 @@ cache pays that compile.
 """
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +27,7 @@ RNG = random.Random(20261125)
 
 @pytest.fixture(scope="module", params=CURVES)
 def curve(request):
-    if pairing_cpu.compiled(request.param) is None:
+    if pairing_cpu.compiled(request.param, build=True) is None:
         pytest.skip("no compiled pairing here (no MLIR bindings and a cold kernel cache)")
     return request.param
 
@@ -154,6 +158,7 @@ def test_no_compiler_falls_back_to_python_ints(monkeypatch, tmp_path):
     monkeypatch.setenv("ZKTENSOR_NO_COMPILER", "1")
     monkeypatch.setattr(pairing_cpu, "_compiled", {})
     assert pairing_cpu.compiled("bn254") is None
+    assert pairing_cpu.compiled("bn254", build=True) is None
     r = group("bn254.g1").r
     al, be, ga, de, a, b, u0, u1 = (RNG.randrange(1, r) for _ in range(8))
     x = RNG.randrange(r)
@@ -164,3 +169,27 @@ def test_no_compiler_falls_back_to_python_ints(monkeypatch, tmp_path):
     assert verifier.verify(vk, [x], proof) is True
     assert verifier.verify(vk, [(x + 1) % r], proof) is False
     assert pairing_cpu._compiled == {}
+
+
+def test_a_process_without_torch_does_not_compile(tmp_path):
+    """A one-shot verifier (no torch loaded) with a cold cache neither compiles nor imports
+    torch: it verifies on Python ints; with the module cached it uses it, still without torch."""
+    root = Path(__file__).resolve().parents[2]
+    code = ("import sys; sys.path.insert(0, '.')\n"
+            "from bench.pairing import instance\n"
+            "from zktensor.kernels import pairing_cpu\n"
+            "from zktensor.groth16.verifier import verify\n"
+            "vk, x, proof, _ = instance('bn254')\n"
+            "print(pairing_cpu.compiled('bn254') is not None, verify(vk, x, proof), 'torch' in sys.modules)\n")
+    env = {**os.environ, "PYTHONPATH": str(root), "ZKTENSOR_CACHE_DIR": str(tmp_path / "cache"),
+           "ZKTENSOR_PREBUILT_DIR": str(tmp_path / "prebuilt")}
+    run = lambda: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,  # noqa: E731
+                                 check=True, cwd=root, env=env).stdout.split()
+    assert run() == ["False", "True", "False"]
+    if pairing_cpu.compiled("bn254", build=True) is None:
+        return
+    # the same module in that cache (the key does not depend on the cache's place)
+    import shutil
+    entry = pairing_cpu.cache.lookup(pairing_cpu._cache_key("bn254"))
+    shutil.copytree(entry, tmp_path / "cache" / "kernels" / entry.name)
+    assert run() == ["True", "True", "False"]

@@ -9,10 +9,11 @@ three of its G2 points (beta_2, gamma_2, delta_2) belong to the key. So, once pe
   their Miller loops' lines are computed once, and per proof only scaled at the G1 point.
 
 Per proof only (-A, B) runs full doubling and addition steps. The check runs compiled
-(``kernels.pairing_cpu``: the Miller loop and the final exponentiation in one call), or,
-where no compiled module can be had (no MLIR bindings and a cold kernel cache, or
-ZKTENSOR_NO_COMPILER), on Python ints (``algebra.pairing.miller_loop``); both compute the
-same values (tests compare them, and py_ecc's verdict).
+(``kernels.pairing_cpu``: the Miller loop and the final exponentiation in one call) where
+that module is cached or is compiled in this process (see ``pairing_cpu.compiled``: not in
+a one-shot verifier, nor without the MLIR bindings or with ZKTENSOR_NO_COMPILER), else on
+Python ints (``algebra.pairing.miller_loop``); both compute the same values (tests compare
+them, and py_ecc's verdict).
 """
 from __future__ import annotations
 
@@ -52,10 +53,11 @@ def prepare(vk: VerificationKey) -> PreparedVK:
 
 def groth16_check(vk: VerificationKey, neg_a, b, vk_x, c, compiled: bool | None = None) -> bool:
     """e(-A, B)·e(alpha_1, beta_2)·e(vk_x, gamma_2)·e(C, delta_2) = 1. ``compiled``: None
-    (the compiled check where it can be had), True (it, or raise) or False (Python ints)."""
+    (the compiled check where it can be had: ``kernels.pairing_cpu.compiled``'s default),
+    True (it, compiled now if need be, or raise) or False (Python ints)."""
     from zktensor.kernels import pairing_cpu
     prep = prepare(vk)
-    cp = pairing_cpu.compiled(vk.curve) if compiled is not False else None
+    cp = pairing_cpu.compiled(vk.curve, build=compiled) if compiled is not False else None
     if compiled and cp is None:
         raise RuntimeError(f"no compiled {vk.curve} pairing here (no MLIR bindings and no cached module, "
                            "or ZKTENSOR_NO_COMPILER)")

@@ -1,14 +1,16 @@
 """Groth16 verification: e(A, B) = e(alpha, beta) · e(vk_x, gamma) · e(C, delta).
 
-vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals: ``curves.lincomb`` (one shared
-double-and-add in Jacobian coordinates, Python ints), or our MSM (``zt.msm`` over the key's
-IC prepared once) where that costs less (`_msm_pays`: many public signals, in a process
-that has torch loaded already, or so many that loading it pays). The check runs as
+vk_x = IC[0] + sum_i pub_i·IC[i+1] binds the public signals (``vk_x``): one Straus (the
+doublings shared by all signals) compiled in the same module as the pairing or on Python
+ints (``curves.lincomb``), or our MSM (``zt.msm`` over the key's IC prepared once), whichever
+costs least here (`_vk_x_way`: the MSM pays for many full-width signals in a process that
+has loaded torch already). The check runs as
 e(-A, B)·e(alpha, beta)·e(vk_x, gamma)·e(C, delta) = 1: Miller loops sharing their
 squarings and a single final exponentiation, the key's part prepared once per key
 (``prepared_vk``: e(alpha, beta)'s Miller loop value, gamma_2's and delta_2's lines),
-compiled (``kernels.pairing_cpu``) or, where no compiled module can be had, on Python ints
-(``algebra.pairing``). B's membership in G2 is psi(B) = [t - 1]B
+compiled (``kernels.pairing_cpu``: where it is cached, or compiled in this process, which a
+process without torch loaded, such as a one-shot ``zktensor verify``, does not do) or else on
+Python ints (``algebra.pairing``). B's membership in G2 is psi(B) = [t - 1]B
 (``algebra.pairing.g2_in_subgroup``, compiled the same way), a BLS12-381 G1 point's r·P = O
 in Jacobian coordinates. Importing the verifier loads neither py_ecc nor torch.
 

@@ -75,7 +75,7 @@ def _prover(curve: str) -> None:
 def _pairing(curve: str) -> None:
     """The verifier's compiled pairing check, G2 membership test and vk_x (one module)."""
     from ..kernels.pairing_cpu import compiled
-    if compiled(curve) is None:
+    if compiled(curve, build=True) is None:
         raise RuntimeError(f"the {curve} pairing cannot be compiled here (no MLIR bindings)")
 
 

@@ -41,6 +41,7 @@ import ctypes
 import functools
 import hashlib
 import inspect
+import sys
 import threading
 
 import numpy as np
@@ -165,12 +166,14 @@ def _compiler_disabled() -> bool:
     return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
 
 
-def _load(curve: str) -> _Library:
-    """The compiled module for `curve`: from the kernel cache, else compiled now; ImportError
-    where it is not cached and cannot be compiled here."""
+def _load(curve: str, build: bool) -> _Library:
+    """The compiled module for `curve`: from the kernel cache, else (`build`) compiled now;
+    ImportError where it is not cached and is not or cannot be compiled here."""
     key = _cache_key(curve)
     entry = cache.lookup(key)
     if entry is None:
+        if not build:
+            raise ImportError("no cached pairing kernels (not compiling them in this process)")
         if _compiler_disabled():
             raise ImportError("no cached pairing kernels and compiling is switched off (ZKTENSOR_NO_COMPILER)")
         from ..ir import dialects
@@ -532,14 +535,22 @@ class CompiledPairing:
 _compiled: dict = {}
 
 
-def compiled(curve: str) -> CompiledPairing | None:
-    """The compiled pairing of `curve` ("bn254", "bls12_381"), loaded or compiled on first
-    use; None where neither is possible here (no MLIR bindings or ZKTENSOR_NO_COMPILER, and
-    no cached module): the caller then runs `algebra.pairing`."""
+def compiled(curve: str, build: bool | None = None) -> CompiledPairing | None:
+    """The compiled pairing of `curve` ("bn254", "bls12_381"), from the kernel cache or
+    compiled on first use; None where it is not cached and not compiled here: the caller
+    then runs `algebra.pairing` on Python ints.
+
+    `build`: compile a module the cache lacks (False: never; True: where the MLIR bindings
+    are and ZKTENSOR_NO_COMPILER is not set). By default only in a process that has loaded
+    torch already (a prover, the service, zkml, the tests): the bindings are torch-mlir, so
+    elsewhere (a one-shot `zktensor verify`) a cold cache would cost torch's import and the
+    compile, far more than the one check on Python ints; `zktensor warmup` compiles it."""
+    if build is None:
+        build = "torch" in sys.modules
     with _libs_lock:
         if curve not in _compiled:
             try:
-                _compiled[curve] = CompiledPairing(curve, _load(curve))
+                _compiled[curve] = CompiledPairing(curve, _load(curve, build))
             except ImportError:
                 return None        # not remembered: a later call may find the cache filled
         return _compiled[curve]
