@@ -123,15 +123,17 @@ def vk_x(vk: VerificationKey, pub: list[int], way: str | None = None):
     terms = [(s, P) if s <= r // 2 else (r - s, (P[0], -P[1] % p))
              for s, P in zip(pub, vk.IC[1:]) if s and P is not None]
     cp = pairing_cpu.compiled(vk.curve) if way in (None, "compiled") else None
-    way = way or _vk_x_way(terms, cp is not None)
-    if way == "msm":
+    chosen = way or _vk_x_way(terms, cp is not None)
+    if chosen == "msm":
         try:
             from ..ops.msm import msm
             S = msm(list(pub), _ic_bases(vk)).to_affine()
             return lincomb(G1, vk.IC[0], [(1, S)])
         except ImportError:          # no torch, or no MSM kernels cached and no compiler here
-            way = "compiled" if cp is not None else "python"
-    if way == "compiled":
+            if way:
+                raise
+            chosen = "compiled" if cp is not None else "python"
+    if chosen == "compiled":
         if cp is None:
             raise RuntimeError(f"no compiled {vk.curve} arithmetic here")
         return cp.g1_lincomb(vk.IC[0], terms)
