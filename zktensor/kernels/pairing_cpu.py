@@ -41,6 +41,7 @@ import ctypes
 import functools
 import hashlib
 import inspect
+import subprocess
 import sys
 import threading
 
@@ -168,14 +169,15 @@ def _compiler_disabled() -> bool:
 
 def _load(curve: str, build: bool) -> _Library:
     """The compiled module for `curve`: from the kernel cache, else (`build`) compiled now;
-    ImportError where it is not cached and is not or cannot be compiled here."""
+    _NotHere where it is not cached and not compiled now, ImportError without the MLIR
+    bindings."""
     key = _cache_key(curve)
     entry = cache.lookup(key)
     if entry is None:
         if not build:
-            raise ImportError("no cached pairing kernels (not compiling them in this process)")
+            raise _NotHere("no cached pairing kernels (not compiling them in this process)")
         if _compiler_disabled():
-            raise ImportError("no cached pairing kernels and compiling is switched off (ZKTENSOR_NO_COMPILER)")
+            raise _NotHere("no cached pairing kernels and compiling is switched off (ZKTENSOR_NO_COMPILER)")
         from ..ir import dialects
         dialects.mlir()                     # ImportError without the bindings
         text = module_text(curve)
@@ -535,6 +537,13 @@ class CompiledPairing:
 _compiled: dict = {}
 
 
+class _NotHere(ImportError):
+    """Not cached and not compiled now: asked again later, the cache may hold it."""
+
+
+failed: dict = {}      # curve -> why its module could not be had (not asked again)
+
+
 def compiled(curve: str, build: bool | None = None) -> CompiledPairing | None:
     """The compiled pairing of `curve` ("bn254", "bls12_381"), from the kernel cache or
     compiled on first use; None where it is not cached and not compiled here: the caller
@@ -544,13 +553,17 @@ def compiled(curve: str, build: bool | None = None) -> CompiledPairing | None:
     are and ZKTENSOR_NO_COMPILER is not set). By default only in a process that has loaded
     torch already (a prover, the service, zkml, the tests): the bindings are torch-mlir, so
     elsewhere (a one-shot `zktensor verify`) a cold cache would cost torch's import and the
-    compile, far more than the one check on Python ints; `zktensor warmup` compiles it."""
+    compile, far more than the one check on Python ints; `zktensor warmup` compiles it.
+    Where a compile fails (no bindings, no linker), `failed[curve]` says why and the process
+    does not try again."""
     if build is None:
         build = "torch" in sys.modules
     with _libs_lock:
-        if curve not in _compiled:
+        if curve not in _compiled and curve not in failed:
             try:
                 _compiled[curve] = CompiledPairing(curve, _load(curve, build))
-            except ImportError:
-                return None        # not remembered: a later call may find the cache filled
-        return _compiled[curve]
+            except _NotHere:
+                return None
+            except (ImportError, OSError, RuntimeError, subprocess.CalledProcessError) as e:
+                failed[curve] = e
+        return _compiled.get(curve)
