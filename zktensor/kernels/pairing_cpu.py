@@ -98,6 +98,9 @@ def _wrapper(kind: str, n_in: int, n_out: int, L: int) -> str:
 
 
 def _driver(names) -> str:
+    """@pairing_run(state, schedule, n_steps, slots): the loop of the module doc, one case of
+    its switch per step kind (the wrappers stay calls: inlined, they would make one function
+    of the whole module for LLVM)."""
     c = Code(lanes=1)
     one, two = c.const(1), c.const(2)
     with c.loop(c.const(0), "%n", one) as s:
@@ -420,7 +423,7 @@ class CompiledPairing:
     # -- running ----------------------------------------------------------------------------
     def _run(self, plan: _Plan, values: dict) -> np.ndarray:
         """Fill a fresh state (so that threads may share this object), run, return the
-        result's words (12, L)."""
+        result's words (len(plan.out), L)."""
         state = np.zeros((plan.n_slots, self.F.limbs32), dtype=np.uint32)
         for slots, words in plan.fixed:
             state[slots] = words
@@ -431,7 +434,7 @@ class CompiledPairing:
 
     def _ml_values(self, pairs, prepared, extra):
         """(plan key parts, input words) for the live pairs (the identity contributes 1)."""
-        p, F = self.F.p, self.F
+        F = self.F
         full = [(P, Q) for P, Q in pairs if P is not None and Q is not None]
         prep = [(P, lines) for P, lines in prepared if P is not None and lines.kinds]
         values = {}
@@ -439,7 +442,7 @@ class CompiledPairing:
             negy = (-qy[0], -qy[1])
             values[f"full{i}"] = _to_words(F, [y, -x, 2 * y, -3 * x, *qx, *qy, *qx, *negy, *qx, *qy, 1, 0])
         for j, ((x, y), lines) in enumerate(prep):
-            values[f"prep{j}"] = _to_words(F, [y % p, -x, 2 * y, -3 * x])
+            values[f"prep{j}"] = _to_words(F, [y, -x, 2 * y, -3 * x])
             values[f"lines{j}"] = lines.words
         if extra is not None:
             values["extra"] = _to_words(F, _flat12(extra))
