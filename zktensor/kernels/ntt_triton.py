@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..runtime import cache
+from ..runtime import cache, counters
 from ..runtime.triton_modules import load_triton_module, triton_mode
 from .elementwise import get_program
 from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev, bitrev_index, tables
@@ -248,7 +248,10 @@ def schedule(log_n: int, total: int, dit: bool, cfg) -> list[Pass]:
     for b in sizes:
         R = 1 << b
         S = (1 << done) if dit else (1 << (log_n - done - b))
-        G = max(1, min(cfg.G, cfg.max_block // R if cfg.max_block >= R else 1, total // R))
+        rows = total // R
+        # a power of two that divides the rows: a tile's Q and C are aranges, and the programs
+        # must cover every row (a batch of 3 small transforms, the prover's intt_abc, has 3·N/R)
+        G = max(1, min(cfg.G, cfg.max_block // R if cfg.max_block >= R else 1, rows & -rows))
         C = min(G, S)
         Q = G // C
         passes.append(Pass(b, S, C, Q, total // (R * G)))
@@ -292,11 +295,12 @@ def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str) -> torch.Tensor:
         meta = dict(R=1 << p.log_r, LOG_R=p.log_r, C=p.C, Q=p.Q, DIT=dit,
                     PRE=pre_mode if first else 0, POST=post_mode if last else 0)
         grid = (p.programs,)
-        if interpret:
-            with triton_mode(True):
-                mod.ntt_pass[grid](*args, **meta)
-        else:
-            mod.ntt_pass[grid](*args, **meta, num_warps=cfg.num_warps)
+        with counters.kernel():          # one launch (its interpreted torch work is its own)
+            if interpret:
+                with triton_mode(True):
+                    mod.ntt_pass[grid](*args, **meta)
+            else:
+                mod.ntt_pass[grid](*args, **meta, num_warps=cfg.num_warps)
     if permute:
         out = out.index_select(2, bitrev_index(n, out.device))
     return out
