@@ -11,8 +11,9 @@
 Modules, in the order a model goes through them: ``frontend`` (torch.export to a layer
 graph, BatchNorm folded, unsupported operators refused), ``quant`` (power-of-two fixed
 point, calibration), ``lc`` (tensors of linear combinations, the constraint system),
-``gadgets`` (rescale with fused ReLU, range checks, max), ``private`` and ``poseidon``
-(private weights and their commitment), ``circuit`` (building, witness, files, proofs),
+``gadgets`` (rescale with fused ReLU, range checks, max), ``private``, ``products`` and
+``poseidon`` (private weights, their products and their commitment), ``circuit`` (building,
+witness, files, proofs),
 ``reference`` (the integer and float oracles).
 """
 import importlib

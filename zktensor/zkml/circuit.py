@@ -326,8 +326,9 @@ class Circuit:
 
     # -- constraint system ----------------------------------------------------------------
     def matrices(self):
-        """A, B, C as sparse COO tensors: (rows, wires) int64 index tensors and (nnz, 8) uint32
-        coefficient words (standard form), sorted by row then wire, wires in file order."""
+        """A, B, C in coordinate (COO) form as numpy arrays: (rows, wires, words) with rows and wires
+        uint32 (nnz,) and the coefficients' standard-form words uint32 (nnz, 8), sorted by row then
+        wire, wires in file order, duplicates merged and zeros dropped (``System.matrices``)."""
         if self._mats is None:
             self._mats = self.sys.matrices(self.new_id)
         return self._mats
