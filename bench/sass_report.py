@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+FIELD_WARPS = 4         # runtime.aot's default, as the elementwise kernels launch
 SHOWN = ("IMAD", "IADD3", "ISETP", "SEL", "LOP3", "SHF", "DFMA", "DADD", "I2F", "F2I", "MOV", "LDG", "STG")
 
 
@@ -44,6 +46,7 @@ def report(name: str, strategy: str, arch: str) -> dict:
                                               "triton"), arch)["kernel_0"]
     per_mul = {k: two["sass"].get(k, 0) - one["sass"].get(k, 0) for k in set(one["sass"]) | set(two["sass"])}
     return {"field": name, "strategy": strategy, "arch": arch, "registers": one["registers"],
+            "occupancy": round(occupancy(one["registers"], FIELD_WARPS), 3),
             "local_bytes": one["local_bytes"], "spills": one["spills"], "kernel_sass": one["sass"],
             "per_mul_sass": {k: v for k, v in per_mul.items() if v}}
 
@@ -58,7 +61,10 @@ def occupancy(registers: int, num_warps: int, regs_per_sm: int = 65536, max_warp
 
 
 def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
-    """(label, jit function, signature, constexprs, num_warps, coalesce) for each kernel of a proof."""
+    """(label, jit function, signature, constexprs, num_warps, coalesce) for each kernel of a proof:
+    the manifest's elementwise kernels (`kernel_N`) and point tile kernels (`msm_triton`'s
+    `point_kernel`, at its BLOCK and warps), the device MSM's kernels for G1 and G2 (every
+    size a runtime argument: one compile each serves every MSM) and the NTT's passes."""
     import zktensor as zt
     from zktensor.kernels import msm_device, msm_triton, ntt_triton
     from zktensor.ops.msm import MSMConfig
@@ -73,28 +79,25 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
         if not any(t.startswith(f"{strategy} {curve} ") or t.startswith(f"{strategy} proof") for t in e["used_by"]):
             continue
         entry = cache.lookup(key)
-        if entry is None or not all(k.startswith("kernel_") for k in e["kernels"]):
+        if entry is None:
+            continue
+        if e.get("kind") == "msm_triton":                  # a point program's tile kernel
+            kernels, block, warps = e["kernels"], msm_triton.BLOCK, msm_triton.num_warps(msm_triton.BLOCK)
+        elif e["kernels"] and all(k.startswith("kernel_") for k in e["kernels"]):
+            kernels, block, warps = e["kernels"], 128, 4
+        else:                                               # the device MSM and the NTT: below
             continue
         mod = load_triton_module(str(entry / "kernels.py"), interpret=False)
-        for k in e["kernels"]:
+        for k in kernels:
             fn = getattr(mod, k)
-            sig, const = elementwise_signature(fn.arg_names)
-            out.append((f"{key[:8]}.{k}", fn, sig, const, 4, False))
+            sig, const = elementwise_signature(fn.arg_names, block=block)
+            out.append((f"{key[:8]}.{k}", fn, sig, const, warps, False))
     block = MSMConfig().block
-    const_2_20 = {"LOG_NB": 20, "S": 16, "INDIRECT": True, "KB": 256, "LB": 128, "LOG_LB": 7, "W": 16, "C": 16,
-                  "BLOCK": block}
-    index = {"order": "*i64", "digits": "*i64", "seg_end": "*i64", "start": "*i64"}
-    points = ("src", "out", "bk", "sa", "sr", "tw", "res")
     for g in ("g1", "g2"):
         mod = msm_device.module(zt.group(f"{curve}.{g}"), strategy, "cuda", interpret=False)
-        for k in ("accumulate", "bucket_reduce", "window_sums", "combine"):
+        for k in msm_device.KERNELS:
             fn = getattr(mod, k)
-            sig, const = {}, {}
-            for a in fn.arg_names:
-                if a in const_2_20:
-                    sig[a], const[a] = "constexpr", const_2_20[a]
-                else:
-                    sig[a] = index.get(a, "*i32" if a in points else "i32")
+            sig, const = msm_device.aot_signature(fn, block)
             out.append((f"msm_{g}.{k}", fn, sig, const, msm_triton.num_warps(block), False))
     F = zt.field(f"{curve}.fr")
     mod = ntt_triton.module(F.params, strategy, interpret=False)
@@ -113,8 +116,15 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
     return out
 
 
-def proof_report(curve: str, strategies, arch: str, jobs: int) -> list:
+def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None = None) -> list:
+    """Compile every kernel of `proof_kernels` (those whose label contains `only`, if given)
+    in a fresh process with an empty Triton cache, so that every figure is a cold compile.
+    With jobs = 1 the compiling process's CPU seconds (its children's rusage) are exact and
+    reported as cpu_s; the wall seconds of a loaded machine are not a compile time."""
     import concurrent.futures
+    import os
+    import resource
+    import tempfile
     import time
     from zktensor.runtime import aot, cache
     path = cache.prebuilt_root() / "manifest.json"
@@ -124,32 +134,50 @@ def proof_report(curve: str, strategies, arch: str, jobs: int) -> list:
         print(f"sass_report: {path} not found (python -m zktensor.prebuild): the MSM and NTT kernels only",
               flush=True)
         manifest = {"entries": {}}
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sass_report_triton_")      # cold: nothing cached
     rows = []
     for strategy in strategies:
-        kernels = proof_kernels(curve, strategy, manifest)
+        kernels = [k for k in proof_kernels(curve, strategy, manifest) if only is None or only in k[0]]
         t0 = time.perf_counter()
 
         def one(k):
             label, fn, sig, const, warps, coalesce = k
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             r = aot.compile_kernel(fn, arch, sig, const, warps, coalesce=coalesce)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             return dict(kernel=label, strategy=strategy, arch=arch, num_warps=warps, registers=r["registers"],
-                        local_bytes=r["local_bytes"], spills=r["spills"], seconds=r["seconds"],
+                        local_bytes=r["local_bytes"], spills=r["spills"],
+                        spill_instructions=r["sass"].get("STL", 0) + r["sass"].get("LDL", 0), seconds=r["seconds"],
+                        cpu_s=round(cpu, 2) if jobs == 1 else None,
                         occupancy=round(occupancy(r["registers"], warps), 3), sass=r["sass"],
                         instructions=sum(r["sass"].values()))
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for row in pool.map(one, kernels):
                 rows.append(row)
                 mix = " ".join(f"{k}:{row['sass'].get(k, 0)}" for k in SHOWN if row["sass"].get(k))
+                cpu = f"{row['cpu_s']:7.2f}" if row["cpu_s"] is not None else "      -"
                 print(f"{strategy:6s} {row['kernel']:34s} regs {row['registers']:3d} occ {row['occupancy']:.2f} "
-                      f"warps {row['num_warps']} spill {str(row['spills']):5s} {row['seconds']:7.2f} s  "
-                      f"instr {row['instructions']:6d}  {mix}", flush=True)
+                      f"warps {row['num_warps']} spill {row['spill_instructions']:5d} cpu {cpu} s "
+                      f"wall {row['seconds']:7.2f} s  instr {row['instructions']:6d}  {mix}", flush=True)
         wall = time.perf_counter() - t0
-        mine = [r for r in rows if r["strategy"] == strategy]
-        print(f"{strategy}: {len(mine)} kernels, compile {sum(r['seconds'] for r in mine):.1f} s summed over "
-              f"kernels, {wall:.1f} s wall with {jobs} at a time", flush=True)
+        mine = [r for r in rows if r.get("strategy") == strategy and "kernel" in r]
+        cpu_sum = sum(r["cpu_s"] for r in mine) if jobs == 1 else None
+        print(f"{strategy}: {len(mine)} kernels, compile {sum(r['seconds'] for r in mine):.1f} s wall summed over "
+              f"kernels" + (f", {cpu_sum:.1f} s CPU summed" if cpu_sum is not None else "") +
+              f", {wall:.1f} s wall with {jobs} at a time", flush=True)
         rows.append({"summary": strategy, "kernels": len(mine), "compile_s_sum": round(sum(r["seconds"] for r in mine), 2),
+                     "cpu_s_sum": round(cpu_sum, 2) if cpu_sum is not None else None,
                      "wall_s": round(wall, 2), "jobs": jobs})
     return rows
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        return ""
 
 
 def main(argv=None):
@@ -161,15 +189,22 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="also write the reports to this file")
     ap.add_argument("--proof-kernels", action="store_true", help="every kernel of a Groth16 proof (see above)")
     ap.add_argument("--curve", default="bn254")
-    ap.add_argument("--jobs", type=int, default=2, help="--proof-kernels: compiles at a time")
+    ap.add_argument("--jobs", type=int, default=2, help="--proof-kernels: compiles at a time (1: CPU seconds exact)")
+    ap.add_argument("--only", default=None, help="--proof-kernels: only kernels whose label contains this")
+    ap.add_argument("--note", default=None, help="--proof-kernels: a note stored with the JSON (the machine's state)")
     args = ap.parse_args(argv)
     if args.proof_kernels:
-        rows = proof_report(args.curve, args.strategies.split(","), args.arch, args.jobs)
+        rows = proof_report(args.curve, args.strategies.split(","), args.arch, args.jobs, args.only)
         if args.json:
-            Path(args.json).write_text(json.dumps(rows, indent=1))
+            import time
+            import triton
+            doc = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"), "triton": triton.__version__, "arch": args.arch,
+                   "curve": args.curve, "jobs": args.jobs, "cpus": os.cpu_count(), "cpu_model": _cpu_model(),
+                   "load_average": os.getloadavg(), "note": args.note, "rows": rows}
+            Path(args.json).write_text(json.dumps(doc, indent=1))
         return
     reports = []
-    print(f"{'field':14s} {'strategy':8s} {'regs':>4s} {'spill':>5s}  per field multiplication: "
+    print(f"{'field':14s} {'strategy':8s} {'regs':>4s} {'occ':>4s} {'spill':>5s}  per field multiplication: "
           + " ".join(f"{k:>6s}" for k in SHOWN))
     for name in args.fields.split(","):
         for st in args.strategies.split(","):
@@ -177,7 +212,8 @@ def main(argv=None):
             reports.append(r)
             mix = " ".join(f"{r['per_mul_sass'].get(k, 0):6d}" for k in SHOWN)
             total = sum(r["per_mul_sass"].values())
-            print(f"{name:14s} {st:8s} {r['registers']:4d} {str(r['spills']):>5s}  {mix}  (total {total})",
+            print(f"{name:14s} {st:8s} {r['registers']:4d} {r['occupancy']:4.2f} {str(r['spills']):>5s}  {mix}  "
+                  f"(total {total})",
                   flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(reports, indent=1))

@@ -1,27 +1,49 @@
-"""Triton kernels of the device-resident MSM: bucket accumulation, bucket reduction, windows.
+"""Triton kernels of the device-resident MSM: bucket accumulation and the reduction chain.
 
-The group arithmetic is the compiler's: the `ec` programs of `point_formulas` (`f_add`: P + Q
-with the cross differences h, r; `_f_double`; `_f_neg`) are traced, lowered by the field
+The group arithmetic is the compiler's: three `ec` programs are traced, lowered by the field
 pipeline and limbs-to-triton, and their device functions (`kernel_0_fn` of each, renamed)
-are pasted into one module with the kernels below. What a straight-line formula cannot do
-is done here, branch-free: `padd` is the complete XYZZ addition, choosing per lane with
-`tl.where` between the incomplete sum, the doubling (P = Q, computed only when some lane
-of the block needs it), the identity (P = -Q) and the other operand (an identity operand,
-ZZ = 0). Values are canonical (< p), so a component is zero exactly when its words are.
+are pasted into one module with the kernels below:
+
+    prod_fn   the products of add-2008-s: (U1, S1, H, R, ZZ1·ZZ2, ZZZ1·ZZZ2) of P and Q
+    fin_fn    the rest of add-2008-s from those six coordinates (`msm_triton.ADD_PARTS`)
+    dblin_fn  six coordinates whose finish is 2P (`f_double_inputs`): dbl-2008-s-1 is the
+              addition's finish on P's representative (4X, 8Y, 4ZZ, 8ZZZ) with U1 = X' - Y',
+              S1 = Y' - M'/2, H = 2Y', R = M' (M' = 3X'^2 + a·ZZ'^2)
+    neg_fn    -P
+
+so a kernel holds one instance of the finish whether it adds or doubles. Each program is
+fused into one device function whatever the group's `triton_cuts` say: those cut the
+elementwise point kernels for the register budget, but the device MSM's loop needs one
+function per formula, so the big groups (BLS12-381 G2, MNT4-753 G1) compile here with
+register spills (reported by `bench/sass_report.py`, tests/ec/test_msm_device.py).
+
+What a straight-line formula cannot do is done here, branch-free per lane: `pstep` is the
+complete XYZZ addition or doubling, choosing per lane with `tl.where` between the
+incomplete sum, the doubling (P = Q: its inputs replace the products, computed only when
+some lane of the block needs them), the identity (P = -Q) and the other operand (an
+identity operand, ZZ = 0). Values are canonical (< p), so a component is zero exactly when
+its words are.
 
 A point is K = 4·degree components of L words (X, Y, ZZ, ZZZ, each an Fq2 pair for G2),
 held as K·L uint32 tensors of [BLOCK] lanes; in memory a point array is int32 with a
 column stride, a word stride and a component stride (`PointTensor` data (L, K, n):
 1, K·n, n).
 
-    accumulate[lanes]    lane j sums one segment (at most S entries) of one bucket: the
-                         lanes of bucket b are seg_end[b-1] .. seg_end[b]-1; entries are
-                         the sorted digits (INDIRECT: entry e is base order[e] % n, negated
-                         where its digit is < 0) or the previous round's segment sums
-    bucket_reduce[rows·KB]   lane (row, k) walks buckets k·LB .. k·LB + LB - 1 of its row
-                         from the top: run += B_v; acc += run (acc = sum_j (j+1)·B_j)
-    window_sums[rows]    T_row = sum_k acc_k + LB·sum_k k·run_k (the small scan), LB = 2^LOG_LB
-    combine[B]           Horner over a batch row's W window sums, C doublings between them
+    accumulate[lanes]   lane j sums one segment (at most S entries) of one bucket: the
+                        lanes of bucket b are seg_end[b-1] .. seg_end[b]-1; entries are
+                        the sorted digits (indirect: entry e is base order[e] % n, negated
+                        where its digit is < 0) or the previous round's segment sums
+    chain[lanes]        lane i keeps a running sum r and an accumulator a: n_run steps
+                        r += src[run_off + i·M + M-1-t]; a += r, then n_groups Horner
+                        groups (d0 doublings of a in the first, d in the others, then
+                        a += src[add_off + i·M2 + M2-1-g]); stores r and a. It is the
+                        bucket reduction (blocks of LB buckets), the window sums (a small
+                        scan over the blocks, then LB·that plus the blocks' sums) and the
+                        window combination (Horner, C doublings between windows)
+
+Every size is a runtime argument and no argument is specialised on its value or alignment,
+so each kernel compiles once per group, strategy and BLOCK (a warm-up at any size serves
+every size); only BLOCK is a constexpr.
 
 Kernel, host wrapper (`ops.msm.device`), reference (`ops.msm` on the CPU target, and the
 tests' Python-int oracle).
@@ -34,31 +56,60 @@ import torch
 
 from ..runtime import cache
 from . import msm_ec
+from .elementwise import get_program
 from ..runtime.triton_modules import load_triton_module
-from .msm_triton import _join_words, _split_words
+from .msm_triton import ADD_PARTS, _join_words, _split_words
 
-TEMPLATE_VERSION = "1"
-
-# the ec programs whose device functions the kernels call: (name, key, kinds, formula)
-PROGRAMS = (("add", "add", ("xyzz", "xyzz")), ("double", "double", ("xyzz",)), ("neg", "neg", ("xyzz",)))
+TEMPLATE_VERSION = "2"
+KERNELS = ("accumulate", "chain")
 
 
-def _formulas():
-    from . import point_formulas as P
-    return {"add": P.f_add, "double": P.f_double, "neg": P.f_neg}
+def f_double_inputs(P):
+    """The six coordinates (U1, S1, H, R, ZZ12, ZZZ12) whose add-2008-s finish is 2P (see
+    the module docstring): only additions but X^2 (and a·ZZ^2 where a != 0)."""
+    X, Y, ZZ, ZZZ = P.coords()
+
+    def twice(v, k):
+        for _ in range(k):
+            v = v + v
+        return v
+    XX = X.square()
+    M = XX + XX + XX
+    a = P.prog.group.a
+    if a not in (0, (0, 0)):
+        M = M + ZZ.square() * a
+    X4, Y8, M8 = twice(X, 2), twice(Y, 3), twice(M, 3)
+    return X4 - Y8, Y8 - M8, Y8 + Y8, M8 + M8, twice(ZZ, 2), twice(ZZZ, 3)
 
 
-def device_function(compiled, name: str) -> tuple[str, list[int]]:
-    """The compiled program's device function renamed `{name}_fn`, and for each program
-    output the index of the function's result that holds it (each result is L words)."""
+def _f_neg(P):
+    return -P
+
+
+def _programs():
+    (_, k_prod, f_prod), (_, k_fin, f_fin) = ADD_PARTS
+    return (("prod", "add_products", ("xyzz", "xyzz"), f_prod),
+            ("fin", "add_finish", ("coord",) * 6, f_fin),
+            ("dblin", "double_inputs", ("xyzz",), f_double_inputs),
+            ("neg", "neg", ("xyzz",), _f_neg))
+
+
+def device_function(compiled, name: str) -> tuple[str, list[int], int]:
+    """The compiled program's device function renamed `{name}_fn`, for each program output
+    the index of the function's result that holds it (each result is L words), and the
+    number of results. The function must take every program input, in order."""
     plan = compiled.meta
     if plan["kernels"] != ["kernel_0"] or len(plan["calls"]) != 1:
         raise RuntimeError(f"{name}: the point program did not fuse into one kernel ({plan['kernels']}); "
                            "the device MSM needs one device function per formula")
+    call = plan["calls"][0]
+    if [tuple(v) for v in call["inputs"]] != [(i, None) for i in range(plan["n_inputs"])]:
+        raise RuntimeError(f"{name}: the device function does not take every program input in order")
     src = compiled.source
     a = src.index("@triton.jit\ndef kernel_0_fn(")
     b = src.index("@triton.jit\ndef kernel_0(")
-    return src[a:b].replace("def kernel_0_fn(", f"def {name}_fn("), [v[1] for v in plan["outputs"]]
+    return (src[a:b].replace("def kernel_0_fn(", f"def {name}_fn("), [v[1] for v in plan["outputs"]],
+            len(call["outputs"]))
 
 
 def _ident_words(GS) -> list[int]:
@@ -78,84 +129,82 @@ class Shape:
     def __init__(self, K: int, L: int, d: int):
         self.K, self.L, self.d = K, L, d
 
-    def names(self, p: str) -> list[str]:
-        return [f"{p}{k}_{j}" for k in range(self.K) for j in range(self.L)]
+    def names(self, p: str, comps: int | None = None) -> list[str]:
+        return [f"{p}{k}_{j}" for k in range(self.K if comps is None else comps) for j in range(self.L)]
 
     def comp(self, p: str, k: int) -> list[str]:
         return [f"{p}{k}_{j}" for j in range(self.L)]
 
+    def comps(self, p: str, ks) -> list[str]:
+        return [w for k in ks for w in self.comp(p, k)]
 
-def _helpers(S: Shape, ident: list[int], out_maps: dict) -> str:
+
+def _zero(words) -> str:
+    return "((" + " | ".join(words) + ") == 0)"
+
+
+def _results(S: Shape, p: str, fn: dict) -> str:
+    """`{p}0_0, ... = ` for all results of a device function (`fn`: its n_results)."""
+    return ", ".join(S.names(p, fn["n"])) + " = "
+
+
+def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     K, L, d = S.K, S.L, S.d
     a, b = S.names("a"), S.names("b")
+    six = 6 * d                                  # components of the finish's six coordinates
+    u = S.names("u", six)
     # builtins only (and jit functions of this module): the standard library's jit functions
     # (tl.sum, tl.zeros) fail under the interpreter when triton was imported without it
     lines = ["@triton.jit", "def _any(x, y):", "    return x | y", ""]
 
-    def zero(ws):
-        return "((" + " | ".join(ws) + ") == 0)"
-    # padd: the complete addition
-    add_res = [f"s{q}_{j}" for q in range(K + 2 * d) for j in range(L)]
-    lines += ["@triton.jit", f"def padd({', '.join(a + b)}):",
-              f"    {', '.join(add_res)} = add_fn({', '.join(a + b)})"]
-    # program outputs of add: K components of the sum, then h (d), then r (d)
-    om = out_maps["add"]
-
-    def res(q):                 # words of program output q
-        return [f"s{om[q]}_{j}" for j in range(L)]
-    zz = [w for k in range(2 * d, 3 * d) for w in S.comp("a", k)]
-    zzb = [w for k in range(2 * d, 3 * d) for w in S.comp("b", k)]
-    hw = [w for q in range(K, K + d) for w in res(q)]
-    rw = [w for q in range(K + d, K + 2 * d) for w in res(q)]
-    dbl = [f"t{k}_{j}" for k in range(K) for j in range(L)]
-    lines += [f"    aid = {zero(zz)}", f"    bid = {zero(zzb)}", f"    hz = {zero(hw)}", f"    rz = {zero(rw)}",
-              "    same = hz & rz & (aid == 0) & (bid == 0)",
-              "    opp = hz & (rz == 0) & (aid == 0) & (bid == 0)",
-              # the doubling only where a lane of the block needs it (P = Q is rare)
+    def mapped(p, fn, q):                        # words of program output q of `fn`
+        return [f"{p}{fns[fn]['map'][q]}_{j}" for j in range(L)]
+    # pstep: P + Q (do_add) or 2P, complete
+    lines += ["@triton.jit", f"def pstep({', '.join(a + b)}, do_add):",
+              f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
+              "    if do_add:",
+              f"        {_results(S, 'f', fns['prod'])}prod_fn({', '.join(a + b)})"]
+    lines += [f"        {', '.join(S.comp('u', q))} = {', '.join(mapped('f', 'prod', q))}" for q in range(six)]
+    lines += [f"        bid = {_zero(S.comps('b', range(2 * d, 3 * d)))}",
+              f"        hz = {_zero(S.comps('u', range(2 * d, 3 * d)))}",
+              f"        rz = {_zero(S.comps('u', range(3 * d, 4 * d)))}",
+              "        both = (aid == 0) & (bid == 0)",
+              "        same = hz & rz & both",
+              "        opp = hz & (rz == 0) & both",
+              "    else:",
+              f"        {', '.join(u)} = {', '.join(S.names('a', six) if six <= K else (a * 2)[:len(u)])}",
+              "        bid = aid != aid",
+              "        opp = bid",
+              "        same = aid == aid",
+              # the doubling's inputs only where a lane of the block needs them (P = Q is rare)
               "    if tl.reduce(same.to(tl.int32), 0, _any) > 0:",
-              f"        {', '.join(_dbl_out(S, out_maps))} = double_fn({', '.join(a)})"]
-    lines += [f"        {', '.join(dbl)} = {', '.join(_dbl_prog(S, out_maps))}",
-              "    else:"]
-    lines += [f"        {', '.join(dbl)} = {', '.join(a)}"]
+              f"        {_results(S, 'g', fns['dblin'])}dblin_fn({', '.join(a)})"]
+    for q in range(six):
+        for j, w in zip(range(L), mapped("g", "dblin", q)):
+            lines.append(f"        u{q}_{j} = tl.where(same, {w}, u{q}_{j})")
+    # an identity operand gives the other one: chosen before the finish, so that one point
+    # (not both operands) stays live across it
+    lines.append("    keep = aid | bid")
+    lines += [f"    k{i} = tl.where(aid, {b[i]}, {a[i]})" for i in range(K * L)]
+    lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(u)})")
     outs = []
     for k in range(K):
-        for j in range(L):
+        for j, sw in zip(range(L), mapped("x", "fin", k)):
             i = k * L + j
-            sw = res(k)[j]
             idw = f"tl.full([], {ident[i]}, tl.uint32)"
-            lines.append(f"    o{i} = tl.where(aid, {b[i]}, tl.where(bid, {a[i]}, tl.where(same, {dbl[i]}, "
-                         f"tl.where(opp, {idw}, {sw}))))")
+            lines.append(f"    o{i} = tl.where(keep, k{i}, tl.where(opp, {idw}, {sw}))")
             outs.append(f"o{i}")
-    lines.append(f"    return {', '.join(outs)}")
-    lines.append("")
-    # pdbl: doubling, the identity kept canonical
-    lines += ["@triton.jit", f"def pdbl({', '.join(a)}):",
-              f"    aid = {zero(zz)}",
-              f"    {', '.join(_dbl_out(S, out_maps))} = double_fn({', '.join(a)})"]
-    lines += [f"    {', '.join(dbl)} = {', '.join(_dbl_prog(S, out_maps))}"]
-    lines.append("    return " + ", ".join(f"tl.where(aid, tl.full([], {ident[i]}, tl.uint32), {dbl[i]})"
-                                          for i in range(K * L)))
-    lines.append("")
+    lines += [f"    return {', '.join(outs)}", ""]
     # pneg: -P (the identity stays the identity: its ZZ stays 0)
-    om_n = out_maps["neg"]
-    nres = [f"n{q}_{j}" for q in range(K) for j in range(L)]
     lines += ["@triton.jit", f"def pneg({', '.join(a)}):",
-              f"    {', '.join(nres)} = neg_fn({', '.join(a)})",
-              "    return " + ", ".join(f"n{om_n[k]}_{j}" for k in range(K) for j in range(L)), ""]
+              f"    {_results(S, 'n', fns['neg'])}neg_fn({', '.join(a)})",
+              "    return " + ", ".join(w for k in range(K) for w in mapped("n", "neg", k)), ""]
     # pnorm: the identity as stored (X = Y = 1), whatever X, Y a computation left
-    lines += ["@triton.jit", f"def pnorm({', '.join(a)}):", f"    aid = {zero(zz)}",
+    lines += ["@triton.jit", f"def pnorm({', '.join(a)}):",
+              f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
               "    return " + ", ".join(f"tl.where(aid, tl.full([], {ident[i]}, tl.uint32), {a[i]})"
                                       for i in range(K * L)), ""]
     return "\n".join(lines) + "\n"
-
-
-def _dbl_out(S: Shape, out_maps) -> list[str]:
-    return [f"u{q}_{j}" for q in range(S.K) for j in range(S.L)]
-
-
-def _dbl_prog(S: Shape, out_maps) -> list[str]:
-    om = out_maps["double"]
-    return [f"u{om[k]}_{j}" for k in range(S.K) for j in range(S.L)]
 
 
 def _load(S: Shape, p: str, base: str, col: str, mask: str, lines: list, ind: str):
@@ -163,10 +212,10 @@ def _load(S: Shape, p: str, base: str, col: str, mask: str, lines: list, ind: st
     {base}_c, {base}_w, {base}_k), masked lanes all-zero words (the identity)."""
     LP = 1 << (S.L - 1).bit_length()
     lines.append(f"{ind}jj = tl.arange(0, {LP})")
-    lines.append(f"{ind}wm = {mask}[:, None] & (jj < {S.L})[None, :]")
+    lines.append(f"{ind}wm = ({mask})[:, None] & (jj < {S.L})[None, :]")
     for k in range(S.K):
         t = f"{p}t{k}"
-        lines.append(f"{ind}{t} = tl.load({base} + {col}[:, None] * {base}_c + (jj * {base}_w)[None, :] + "
+        lines.append(f"{ind}{t} = tl.load({base} + ({col})[:, None] * {base}_c + (jj * {base}_w)[None, :] + "
                      f"{k} * {base}_k, mask=wm, other=0).to(tl.uint32, bitcast=True)")
         names, body = {}, []
         _split_words(t, list(range(LP)), names, body, f"{p}{k}_x")
@@ -178,19 +227,19 @@ def _load(S: Shape, p: str, base: str, col: str, mask: str, lines: list, ind: st
 def _store(S: Shape, p: str, base: str, col: str, mask: str, lines: list, ind: str = "    "):
     LP = 1 << (S.L - 1).bit_length()
     lines.append(f"{ind}jj = tl.arange(0, {LP})")
-    lines.append(f"{ind}wm = {mask}[:, None] & (jj < {S.L})[None, :]")
+    lines.append(f"{ind}wm = ({mask})[:, None] & (jj < {S.L})[None, :]")
     for k in range(S.K):
         names = {j: f"{p}{k}_{j}" for j in range(S.L)}
         names.update({j: f"{p}{k}_0" for j in range(S.L, LP)})
         body = []
         tile = _join_words(list(range(LP)), names, body, f"{p}s{k}")
         lines += [ind + x for x in body]
-        lines.append(f"{ind}tl.store({base} + {col}[:, None] * {base}_c + (jj * {base}_w)[None, :] + {k} * {base}_k, "
-                     f"{tile}.to(tl.int32, bitcast=True), mask=wm)")
+        lines.append(f"{ind}tl.store({base} + ({col})[:, None] * {base}_c + (jj * {base}_w)[None, :] + "
+                     f"{k} * {base}_k, {tile}.to(tl.int32, bitcast=True), mask=wm)")
 
 
-def _arr(name: str) -> str:
-    return f"{name}, {name}_c, {name}_w, {name}_k"
+def _arr(name: str) -> list[str]:
+    return [name, f"{name}_c: tl.int64", f"{name}_w: tl.int64", f"{name}_k: tl.int64"]
 
 
 def _ident_init(S: Shape, p: str, ident: list[int], lines: list, ind: str = "    "):
@@ -204,18 +253,36 @@ def _call(fn: str, S: Shape, out: str, *args: str) -> str:
     return f"{', '.join(S.names(out))} = {fn}({', '.join(ins)})"
 
 
+def _select(S: Shape, out: str, cond: str, x: str, y: str, ind: str) -> list[str]:
+    return [f"{ind}{o} = tl.where({cond}, {a}, {b})" for o, a, b in zip(S.names(out), S.names(x), S.names(y))]
+
+
+def _kernel_head(name: str, params: list[str]) -> list[str]:
+    """A kernel specialised on nothing but BLOCK: sizes, strides and pointers are plain
+    runtime arguments, so one compile serves every MSM size and every tensor. A scalar
+    condition narrows a lane mask by `tl.where(cond, mask, False)`, not `mask & cond`: the
+    interpreter broadcasts a scalar bool to int32, which tl.load refuses as a mask."""
+    runtime = [p.split(":")[0] for p in params]
+    return [f"@triton.jit(do_not_specialize={runtime!r})",
+            f"def {name}({', '.join(params)}, BLOCK: tl.constexpr):"]
+
+
+def _ints(*names: str) -> list[str]:
+    return [f"{n}: tl.int64" for n in names]
+
+
 def kernels_source(S: Shape, ident: list[int]) -> str:
     L = []
     # -- accumulate ------------------------------------------------------------------------
-    L += ["@triton.jit",
-          f"def accumulate({_arr('src')}, order, digits, n_points, seg_end, start, {_arr('out')}, n_lanes, NB,",
-          "               LOG_NB: tl.constexpr, S: tl.constexpr, INDIRECT: tl.constexpr, BLOCK: tl.constexpr):",
-          "    j = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+    L += _kernel_head("accumulate", _arr("src") + ["order", "digits"] + _ints("n_points") + ["seg_end", "start"]
+                      + _arr("out") + _ints("n_lanes", "NB", "log_nb", "S", "indirect"))
+    L += ["    j = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = j < n_lanes",
+          "    ind = indirect != 0",
           # the lane's bucket: the first b with seg_end[b] > j (a binary search in registers)
           "    lo = tl.full([BLOCK], 0, tl.int64)",
           "    hi = tl.full([BLOCK], 0, tl.int64) + NB",
-          "    for _ in range(LOG_NB):",
+          "    for _ in range(log_nb):",
           "        act = lo < hi",
           "        mid = (lo + hi) // 2",
           "        v = tl.load(seg_end + mid, mask=act, other=0)",
@@ -231,94 +298,65 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
     L += ["    for s in range(S):",
           "        e = e0 + s",
           "        m = valid & (e < e1)",
-          "        if INDIRECT:",
-          "            o = tl.load(order + e, mask=m, other=0)",
-          "            col = o % n_points",
-          "            neg = tl.load(digits + o, mask=m, other=0) < 0",
-          "        else:",
-          "            col = e"]
+          "        mi = tl.where(ind, m, False)",
+          "        o = tl.load(order + e, mask=mi, other=0)",
+          "        col = tl.where(ind, o % n_points, e)",
+          "        neg = tl.load(digits + o, mask=mi, other=0) < 0"]
     _load(S, "p", "src", "col", "m", L, "        ")
-    L += ["        if INDIRECT:",
-          "            " + _call("pneg", S, "q", "p")]
-    for w, x in zip(S.names("p"), S.names("q")):
-        L.append(f"            {w} = tl.where(neg, {x}, {w})")
-    L.append("        " + _call("padd", S, "c", "c", "p"))
+    L.append("        " + _call("pneg", S, "q", "p"))
+    L += _select(S, "p", "neg", "q", "p", "        ")
+    L.append(f"        {', '.join(S.names('c'))} = pstep({', '.join(S.names('c') + S.names('p'))}, True)")
     _store(S, "c", "out", "j", "live", L)
     L.append("")
-    # -- bucket_reduce ---------------------------------------------------------------------
-    L += ["@triton.jit",
-          f"def bucket_reduce({_arr('bk')}, {_arr('sa')}, {_arr('sr')}, n_lanes, N,",
-          "                  KB: tl.constexpr, LB: tl.constexpr, BLOCK: tl.constexpr):",
-          "    lane = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+    # -- chain -----------------------------------------------------------------------------
+    L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "M2", "add_off",
+                                                             "n_groups", "d0", "d", "r_off", "a_off"))
+    L += ["    lane = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = lane < n_lanes",
-          "    row = lane // KB",
-          "    k = lane % KB"]
+          "    steps = 2 * n_run + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
     _ident_init(S, "r", ident, L)
     _ident_init(S, "a", ident, L)
-    L += ["    for i in range(LB):",
-          "        col = row * N + k * LB + (LB - 1 - i)"]
-    _load(S, "p", "bk", "col", "live", L, "        ")
-    L += ["        " + _call("padd", S, "r", "r", "p"),
-          "        " + _call("padd", S, "a", "a", "r")]
-    _store(S, "r", "sr", "lane", "live", L)
-    _store(S, "a", "sa", "lane", "live", L)
-    L.append("")
-    # -- window_sums -----------------------------------------------------------------------
-    L += ["@triton.jit",
-          f"def window_sums({_arr('sa')}, {_arr('sr')}, {_arr('tw')}, rows,",
-          "                KB: tl.constexpr, LOG_LB: tl.constexpr, BLOCK: tl.constexpr):",
-          "    row = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
-          "    live = row < rows"]
-    _ident_init(S, "t", ident, L)
-    _ident_init(S, "r", ident, L)
-    _ident_init(S, "a", ident, L)
-    L += ["    for i in range(KB):",
-          "        col = row * KB + i"]
-    _load(S, "p", "sa", "col", "live", L, "        ")
-    L += ["        " + _call("padd", S, "t", "t", "p"),
-          "    for i in range(KB - 1):",
-          "        col = row * KB + (KB - 1 - i)"]
-    _load(S, "p", "sr", "col", "live", L, "        ")
-    L += ["        " + _call("padd", S, "r", "r", "p"),
-          "        " + _call("padd", S, "a", "a", "r"),
-          "    for i in range(LOG_LB):",
-          "        " + _call("pdbl", S, "a", "a"),
-          "    " + _call("padd", S, "t", "t", "a")]
-    _store(S, "t", "tw", "row", "live", L)
-    L.append("")
-    # -- combine ---------------------------------------------------------------------------
-    L += ["@triton.jit",
-          f"def combine({_arr('tw')}, {_arr('res')}, B, W: tl.constexpr, C: tl.constexpr, BLOCK: tl.constexpr):",
-          "    bb = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
-          "    live = bb < B",
-          "    col = bb * W + (W - 1)"]
-    _load(S, "x", "tw", "col", "live", L, "    ")
-    L += ["    for i in range(W - 1):",
-          "        for q in range(C):",
-          "            " + _call("pdbl", S, "x", "x"),
-          "        col = bb * W + (W - 2 - i)"]
-    _load(S, "p", "tw", "col", "live", L, "        ")
-    L += ["        " + _call("padd", S, "x", "x", "p"),
-          "    " + _call("pnorm", S, "x", "x")]
-    _store(S, "x", "res", "bb", "live", L)
+    # one step a trip, one pstep in the code: which operands, whether it loads and whether it
+    # doubles follow from the trip count alone (the same for every lane)
+    L += ["    for q in range(steps):",
+          "        run = q < 2 * n_run",
+          "        run_p = run & (q % 2 == 0)",             # r += src[...]
+          "        run_r = run & (q % 2 == 1)",             # a += r
+          "        h = tl.maximum(q - 2 * n_run, 0)",       # Horner trip: group g, trip w in it
+          "        first = h <= d0",
+          "        g = tl.where(first, 0, 1 + (h - d0 - 1) // (d + 1))",
+          "        w = tl.where(first, h, (h - d0 - 1) % (d + 1))",
+          "        dbl = (run == 0) & (w < tl.where(first, d0, d))",
+          "        col = tl.where(run, run_off + lane * M + (M - 1 - q // 2), add_off + lane * M2 + (M2 - 1 - g))"]
+    _load(S, "p", "src", "col", "tl.where(run_p | ((run == 0) & (dbl == 0)), live, False)", L, "        ")
+    L += _select(S, "x", "run_p", "r", "a", "        ")
+    L += _select(S, "y", "dbl", "a", "p", "        ")
+    L += _select(S, "y", "run_r", "r", "y", "        ")
+    L.append(f"        {', '.join(S.names('s'))} = pstep({', '.join(S.names('x') + S.names('y'))}, dbl == 0)")
+    L += _select(S, "r", "run_p", "s", "r", "        ")
+    L += _select(S, "a", "run_p", "a", "s", "        ")
+    L.append("    " + _call("pnorm", S, "r", "r"))
+    L.append("    " + _call("pnorm", S, "a", "a"))
+    _store(S, "r", "dst", "r_off + lane", "tl.where(r_off >= 0, live, False)", L)
+    _store(S, "a", "dst", "a_off + lane", "live", L)
     return "\n".join(L) + "\n"
 
 
 def module_source(GS, strategy, device_type: str) -> str:
     """The device MSM's Triton module for group GS: device functions, helpers, kernels."""
-    fns, out_maps = [], {}
-    forms = _formulas()
-    for name, key, kinds in PROGRAMS:
-        c = msm_ec.compiled(GS.params, key, kinds, forms[name], device_type, strategy, "triton")
-        src, om = device_function(c, name)
-        fns.append(src)
-        out_maps[name] = om
+    srcs, fns = [], {}
+    for name, key, kinds, fn in _programs():
+        # one kernel per formula, whatever the group's triton_cuts (see the module docstring)
+        c = get_program(msm_ec.program(GS.params, key, kinds, fn), strategy, "triton")
+        src, om, n = device_function(c, name)
+        srcs.append(src)
+        fns[name] = {"map": om, "n": n}
         limbs = c.limbs
     S = Shape(GS.K, limbs, GS.degree)
     ident = _ident_words(GS)
     head = '"""Generated by zktensor (kernels/msm_device.py). Do not edit: the kernel cache rewrites it."""\n' \
            "import triton\nimport triton.language as tl\n\n"
-    return head + "\n".join(fns) + "\n" + _helpers(S, ident, out_maps) + "\n" + kernels_source(S, ident)
+    return head + "\n".join(srcs) + "\n" + _helpers(S, ident, fns) + "\n" + kernels_source(S, ident)
 
 
 _modules: dict = {}
@@ -339,7 +377,7 @@ def module(GS, strategy, device_type: str, interpret: bool):
             def build(d):
                 with open(f"{d}/kernels.py", "w") as f:
                     f.write(src)
-                return {"kind": "msm_device", "kernels": ["accumulate", "bucket_reduce", "window_sums", "combine"]}
+                return {"kind": "msm_device", "kernels": list(KERNELS)}
             entry = cache.lookup(key) or cache.build(key, build)
             mod = _modules[k] = load_triton_module(str(entry / "kernels.py"), interpret)
         return mod
@@ -348,3 +386,22 @@ def module(GS, strategy, device_type: str, interpret: bool):
 def strides(t: torch.Tensor) -> list:
     """A point array (L, K, m) as kernel arguments: pointer, column, word, component strides."""
     return [t, t.stride(2), t.stride(0), t.stride(1)]
+
+
+INDEX_ARGS = ("order", "digits", "seg_end", "start")        # int64 tensors; other pointers: points
+
+
+def aot_signature(fn, block: int) -> tuple[dict, dict]:
+    """(signature, constexprs) of a device-MSM kernel as it is launched, for `runtime.aot`:
+    index arrays *i64, point arrays *i32, every size i64, BLOCK the only constexpr."""
+    sig, const = {}, {}
+    for a in fn.arg_names:
+        if a == "BLOCK":
+            sig[a], const[a] = "constexpr", block
+        elif a in INDEX_ARGS:
+            sig[a] = "*i64"
+        elif a in ("src", "out", "dst"):
+            sig[a] = "*i32"
+        else:
+            sig[a] = "i64"
+    return sig, const

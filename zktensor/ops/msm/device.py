@@ -27,6 +27,7 @@ Exceptional additions (P + P, P - P, the identity) are resolved inside the kerne
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 
 import numpy as np
 import torch
@@ -42,7 +43,7 @@ from ...runtime import counters
 from ...tensor import FieldTensor
 
 from .model import MSMConfig, n_windows
-from .scalars import scalar_words
+from .scalars import scalar_words, signed_digits_torch
 
 INTERPRET_BLOCK = 1 << 14       # most lanes a program under the interpreter (its cost is per program)
 
@@ -81,48 +82,40 @@ def layout(n: int, B: int, C: int, W: int, S: int) -> dict:
     return dict(N=N, rows=rows, NB=NB, R=R, lanes=lanes, LB=LB, KB=N // LB)
 
 
-_consts: dict = {}
+_CONSTS_KEPT = 16                # small index tensors per (shape, device), most recent kept
+_consts: OrderedDict = OrderedDict()
 
 
 def _const(key, make):
+    """A small constant tensor for `key`, made once and kept among the last _CONSTS_KEPT
+    (a long-running prover sees a few shapes; a sweep over sizes must not grow memory)."""
     v = _consts.get(key)
     if v is None:
         v = _consts[key] = make()
+        while len(_consts) > _CONSTS_KEPT:
+            _consts.popitem(last=False)
+    else:
+        _consts.move_to_end(key)
     return v
 
 
-def signed_digits(words: torch.Tensor, C: int, W: int) -> torch.Tensor:
-    """Signed digits (W, m) int64 of scalars given as standard-form words (Lr, m) int32,
-    windows of C bits, by step 1's closed form (no carry chain)."""
-    Lr, m = words.shape
-    dev = words.device
-    idx, sh = _const(("digits", C, W, Lr, str(dev)), lambda: (
-        torch.tensor([t * C // 32 for t in range(W)] + [t * C // 32 + 1 for t in range(W)], device=dev),
-        torch.tensor([[t * C % 32] for t in range(W)], dtype=torch.int64, device=dev)))
-    w = Fn.pad(words.to(torch.int64) & 0xFFFFFFFF, (0, 0, 0, 2))       # two zero words past the top
-    lohi = w.index_select(0, idx)
-    win = ((lohi[:W] | (lohi[W:] << 32)) >> sh) & ((1 << C) - 1)
-    top = win >> (C - 1)
-    return win + Fn.pad(top[:-1], (0, 0, 1, 0)) - (top << C)
-
-
-def _launch(kernel, grid, args, meta, interpret: bool, block: int):
+def _launch(kernel, grid, args, interpret: bool, block: int):
     with counters.kernel():
         if interpret:
             with triton_mode(True):
-                kernel[grid](*args, **meta, BLOCK=block)
+                kernel[grid](*args, BLOCK=block)
         else:
             with skip_coalesce():
-                kernel[grid](*args, **meta, BLOCK=block, num_warps=msm_device_warps(block))
+                kernel[grid](*args, BLOCK=block, num_warps=msm_device_warps(block))
 
 
-def _go(kernel, lanes: int, args, meta, interpret: bool, block: int):
+def _go(kernel, lanes: int, args, interpret: bool, block: int):
     """Launch `kernel` over `lanes` columns. Interpreted, a program covers every lane up to
     INTERPRET_BLOCK, rounded up to a power of two only as far as the lanes need: the
     interpreter's numpy work per operation grows with the block, masked lanes included."""
     if interpret:
         block = min(INTERPRET_BLOCK, max(16, 1 << (lanes - 1).bit_length()))
-    _launch(kernel, (triton_cdiv(lanes, block),), args, meta, interpret, block)
+    _launch(kernel, (triton_cdiv(lanes, block),), args, interpret, block)
 
 
 def msm_device_warps(block: int) -> int:
@@ -153,10 +146,9 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
     # 1-2: digits, keys, sort, bucket starts
-    d = signed_digits(words.reshape(words.shape[0], B * n), C, W)       # (W, B·n): row b·W + t
-    rowbase = _const(("rowbase", B, W, N, n, str(dev)), lambda: (
-        (torch.arange(W, device=dev)[:, None] + W * torch.arange(B, device=dev)[None, :]) * N - 1
-    ).repeat_interleave(n, dim=1))
+    d = signed_digits_torch(words.reshape(words.shape[0], B * n), C, W).reshape(W, B, n)
+    rowbase = _const(("rowbase", B, W, N, str(dev)), lambda: (                 # (W, B, 1): row b·W + t
+        (torch.arange(W, device=dev)[:, None] + W * torch.arange(B, device=dev)[None, :]) * N - 1)[:, :, None])
     keys = torch.where(d != 0, d.abs() + rowbase, NB).reshape(-1)
     sorted_keys, order = torch.sort(keys)
     bounds, pw = _const(("bounds", NB, R, S, str(dev)), lambda: (
@@ -173,27 +165,35 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
         lanes = lay["lanes"][r]
         out = torch.empty((L, K, lanes), dtype=torch.int32, device=dev)
         args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
-                + msm_device.strides(out) + [lanes, NB])
-        _go(mod.accumulate, lanes, args, dict(LOG_NB=log_nb, S=S, INDIRECT=r == 0), interpret, block)
+                + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
+        _go(mod.accumulate, lanes, args, interpret, block)
         src = out
-    # 4: reduction (bucket (row, v) is column row·N + v - 1 of the last round's output)
+    # 4-5: the chain kernel three times (bucket (row, v) is column row·N + v - 1 of the last
+    # round's output): running sums over blocks of LB buckets, lane (row, k) = row·KB + k,
+    # its run r and its weighted sum a side by side in `ra`; then per row the scan over its
+    # KB blocks (a = sum_k k·run_k), LB·a, plus every block's sum; then Horner over the
+    # windows of each batch row, C doublings between them
     KB, LB = lay["KB"], lay["LB"]
-    sa = torch.empty((L, K, rows * KB), dtype=torch.int32, device=dev)
-    sr = torch.empty_like(sa)
-    _go(mod.bucket_reduce, rows * KB,
-        msm_device.strides(src) + msm_device.strides(sa) + msm_device.strides(sr) + [rows * KB, N],
-        dict(KB=KB, LB=LB), interpret, block)
+    blocks = rows * KB
+    ra = torch.empty((L, K, 2 * blocks), dtype=torch.int32, device=dev)
+    _go(mod.chain, blocks, _chain_args(src, ra, blocks, run=(LB, 0, LB), outs=(0, blocks)), interpret, block)
     tw = torch.empty((L, K, rows), dtype=torch.int32, device=dev)
-    _go(mod.window_sums, rows,
-        msm_device.strides(sa) + msm_device.strides(sr) + msm_device.strides(tw) + [rows],
-        dict(KB=KB, LOG_LB=LB.bit_length() - 1), interpret, block)
-    # 5: windows
+    _go(mod.chain, rows, _chain_args(ra, tw, rows, run=(KB, 0, KB - 1), horner=(KB, blocks, KB, LB.bit_length() - 1, 0)),
+        interpret, block)
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
-    _go(mod.combine, B, msm_device.strides(tw) + msm_device.strides(res) + [B], dict(W=W, C=C), interpret, block)
+    _go(mod.chain, B, _chain_args(tw, res, B, horner=(W, 0, W, 0, C)), interpret, block)
     if stats is not None:
         stats.update(window=C, windows=W, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_blocks=KB, path="device")
     return PointTensor(GS, res)
+
+
+def _chain_args(src, dst, lanes: int, run=(1, 0, 0), horner=(1, 0, 0, 0, 0), outs=(-1, 0)) -> list:
+    """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps) of the
+    running sums, horner = (M2, offset, groups, doublings in the first group, doublings in
+    the others), outs = (column of r or -1, column of a) in dst (lane i at offset + i)."""
+    return (msm_device.strides(src) + msm_device.strides(dst) + [lanes, run[0], run[1], run[2]]
+            + list(horner) + list(outs))
 
 
 def _scalar_words(GS, scalars, dev) -> torch.Tensor:

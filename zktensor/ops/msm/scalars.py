@@ -1,12 +1,15 @@
-"""The scalar side of an MSM on the host: scalars as standard-form words (checked < r),
-balanced window widths, signed digits, and the masks of the scalars that go through the
-buckets (nonzero, non-identity base) and of the ones."""
+"""The scalar side of an MSM: scalars as standard-form words (checked < r), balanced window
+widths, signed digits (on the host for the CPU plan, by a carry chain; on the scalars'
+device for the device program, in closed form), and the masks of the scalars that go
+through the buckets (nonzero, non-identity base) and of the ones."""
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as Fn
 
 from ...points import GroupSpace
 from ...tensor import FieldTensor
@@ -93,6 +96,28 @@ def signed_digits(words: np.ndarray, c, W: int | None = None) -> np.ndarray:
     if carry.any():
         raise AssertionError("signed recoding overflowed its windows")
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _window_words(C: int, W: int, device: str):
+    """For window t: the indices of the two words it may span (t·C // 32 and the next), and
+    its bit offset in the first (made once per window geometry and device)."""
+    idx = torch.tensor([t * C // 32 for t in range(W)] + [t * C // 32 + 1 for t in range(W)], device=device)
+    sh = torch.tensor([[t * C % 32] for t in range(W)], dtype=torch.int64, device=device)
+    return idx, sh
+
+
+def signed_digits_torch(words: torch.Tensor, C: int, W: int) -> torch.Tensor:
+    """Signed digits (W, m) int64 of scalars given as standard-form words (Lr, m) int32 on any
+    device, W windows of C bits, in closed form (no carry chain): with w_t window t's bits
+    and b_i bit i of the scalar, d_t = w_t + b_(tC-1) - 2^C·b_((t+1)C-1). The sum telescopes
+    to the scalar and |d_t| <= 2^(C-1); a few whole-tensor torch operations, no host read."""
+    idx, sh = _window_words(C, W, str(words.device))
+    w = Fn.pad(words.to(torch.int64) & 0xFFFFFFFF, (0, 0, 0, 2))       # two zero words past the top
+    lohi = w.index_select(0, idx)
+    win = ((lohi[:W] | (lohi[W:] << 32)) >> sh) & ((1 << C) - 1)
+    top = win >> (C - 1)
+    return win + Fn.pad(top[:-1], (0, 0, 1, 0)) - (top << C)
 
 
 def split_scalars(words: np.ndarray, base_inf: np.ndarray, sparse: bool):
