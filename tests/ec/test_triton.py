@@ -107,6 +107,38 @@ def test_interpreted_add_and_double():
     assert zt.PointTensor(GS, D).to_affine() == [O.double(g, x) for x in lhs]
 
 
+def test_point_launch_shape_follows_the_block():
+    """A point kernel's BLOCK is the launch block in force (zt.config or the tuning cache's,
+    the autotuner's `block` axis), else msm_triton.BLOCK, and its warps always BLOCK / 32
+    (one column a thread); a field kernel's block below 32 becomes 32. The tuner's CUDA
+    spaces offer no warps that repeat another's elements, and the device MSM's base window
+    is its own model's. Interpreted, a negation over 70 columns at block 32 (three programs)
+    is the CPU target's, word for word."""
+    from zktensor.config import config
+    from zktensor.ops.msm.device import device_window
+    from zktensor.tune.space import msm_space, mul_space
+    assert msm_triton.launch_shape() == (msm_triton.BLOCK, msm_triton.BLOCK // 32)
+    for block, shape in ((128, (128, 4)), (256, (256, 8)), (16, (32, 1)), (96, (96, 3))):
+        with config(block=block, num_warps=1):
+            assert msm_triton.launch_shape() == shape
+    cuda = torch.device("cuda")
+    sp = mul_space(cuda, 8, thorough=True)
+    cur = sp.base
+    for axis in sp.axes:
+        for v in axis.values:
+            c = axis.apply(cur, v)
+            assert c["num_warps"] * 32 <= c["block"], c
+    g = group_record("bn254.g1")
+    for n in (1 << 10, 1 << 16, 1 << 20):
+        ms = msm_space(cuda, g, n)
+        assert ms.base["window"] == device_window(n, g.r.bit_length())
+        assert {a.name for a in ms.axes} == {"window", "segment", "block", "strategy"}
+    GS = zt.group("bn254.g1")
+    A = GS.generator((70,))._flat().contiguous()
+    with config(block=32):
+        _interpreted(g, "neg", ("xyzz",), pts_mod.f_neg, pts_mod.comps(A))
+
+
 # The other MSM kernels on two columns (one program instance of BLOCK = 64; the cost is per
 # instance, not per column). Measured on 2 shared cores, warm kernel cache: lane_step 9-15 s,
 # tree_up 1-2 s, tree_down_add (B = 4) 9-21 s. The tree kernels are tested at the block

@@ -37,7 +37,7 @@ from ..runtime.triton_modules import load_triton_module, triton_mode
 from .elementwise import triton_cdiv
 from ..runtime.triton_passes import skip_coalesce
 
-BLOCK = 64
+BLOCK = 64              # columns a program where no block is configured or tuned
 WARPS_OF = 32           # one column a thread: num_warps = BLOCK // 32, so no warp repeats another's columns
 TEMPLATE_VERSION = "1"
 
@@ -48,6 +48,16 @@ def num_warps(block: int) -> int:
     if block < WARPS_OF or block % WARPS_OF:
         raise ValueError(f"point kernels take BLOCK a multiple of {WARPS_OF}, got {block}")
     return block // WARPS_OF
+
+
+def launch_shape() -> tuple[int, int]:
+    """(BLOCK, num_warps) of a point kernel launch: the launch block in force (`zt.config(block=)`
+    or the tuning cache's, the autotuner's `block` axis), else BLOCK; the warps always follow
+    from it (one column a thread), whatever num_warps says for field kernels."""
+    from ..config import get
+    block = int(get("block", BLOCK))
+    block = max(WARPS_OF, block - block % WARPS_OF)        # a field kernel's block of 16 is not one here
+    return block, num_warps(block)
 
 
 def _split_words(t, words, names, lines, tag):
@@ -157,9 +167,13 @@ def module(compiled, interpret: bool):
 
 def run(compiled, inputs, out=None) -> list[torch.Tensor]:
     """Launch the tile kernel of a compiled point program over (L, m) operands (a program cut
-    into several kernels, see the record's triton_cuts, runs them in turn as elementwise kernels)."""
-    if len(compiled.meta["calls"]) > 1:
-        return compiled(*inputs, out=out)
+    into several kernels, see the record's triton_cuts, runs them in turn as elementwise kernels),
+    at `launch_shape()`."""
+    block, warps = launch_shape()
+    if len(compiled.meta["calls"]) > 1:          # elementwise kernels, launched with the same shape
+        from ..config import config
+        with config(block=block, num_warps=warps):
+            return compiled(*inputs, out=out)
     L = compiled.limbs
     m = inputs[0].shape[1]
     n_out = len(compiled.meta["outputs"])
@@ -174,14 +188,14 @@ def run(compiled, inputs, out=None) -> list[torch.Tensor]:
         args += [t, t.stride(0), t.stride(1)]
     interpret = dev.type != "cuda"
     kernel = module(compiled, interpret).point_kernel
-    grid = (triton_cdiv(m, BLOCK),)
+    grid = (triton_cdiv(m, block),)
     with counters.kernel():
         if interpret:
             with triton_mode(True):
-                kernel[grid](*args, m, BLOCK=BLOCK)
+                kernel[grid](*args, m, BLOCK=block)
         else:
             with skip_coalesce():
-                kernel[grid](*args, m, BLOCK=BLOCK, num_warps=num_warps(BLOCK))
+                kernel[grid](*args, m, BLOCK=block, num_warps=warps)
     return outs
 
 

@@ -10,10 +10,10 @@ Per op and device (values outside what the hardware has are never offered):
 
 | op | CPU | CUDA (Triton) |
 |---|---|---|
-| mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK, num_warps, num_stages |
+| mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK with num_warps = BLOCK / 32 (or / 64), num_stages |
 | ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, strategy |
-| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split | the same |
-| msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | the same |
+| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split | the device MSM: window (around `device_window`), segment, BLOCK (warps = BLOCK / 32), strategy |
+| msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | as msm (the device keeps prepared bases as they are) |
 """
 from __future__ import annotations
 
@@ -77,6 +77,9 @@ def hw_cpu() -> dict:
     return o
 
 
+WARPS_OF = 32           # threads a warp
+
+
 def threads_values(n_threads: int) -> list:
     vals = [None, 1]
     t = 2
@@ -92,11 +95,15 @@ def threads_values(n_threads: int) -> list:
 def mul_space(device: torch.device, limbs: int, thorough: bool = False) -> Space:
     from .costmodel import rules
     if device.type == "cuda":
+        # block and warps move together (no warp repeating another's elements): one element
+        # a thread, or two; the point kernels take the same block, one column a thread
+        # (`kernels.msm_triton.launch_shape`)
         base = {"strategy": "int32", "block": 128, "num_warps": 4, "num_stages": None}
+        blocks = [64, 128, 256, 512] + ([1024] if thorough else [])
         return Space(base, [
             Axis("strategy", ["int32", "fp64"]),
-            Axis("block", [64, 128, 256, 512] + ([1024] if thorough else [])),
-            Axis("num_warps", [1, 2, 4, 8]),
+            Axis("block", [{"block": b, "num_warps": b // WARPS_OF} for b in blocks]),
+            Axis("num_warps", [lambda cur: {"num_warps": max(1, cur["block"] // (2 * WARPS_OF))}]),
             Axis("num_stages", [1, 2, 3]),
         ])
     hw = hw_cpu()
@@ -157,8 +164,10 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
               sparse: bool = False, max_copies: int = 4, thorough: bool = False) -> Space:
     from ..ops.msm import MAX_WINDOW, auto_strategy, choose_chunks, choose_window, n_windows
     bits = group.r.bit_length()
-    c0 = choose_window(max(n, 1), bits, batch=max(batch, 1))
     span = 3 if thorough else 2
+    if device.type == "cuda":
+        return _device_msm_space(group, n, batch, bits, span)
+    c0 = choose_window(max(n, 1), bits, batch=max(batch, 1))
     windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_WINDOW and c != c0]
     base = {"window": c0}
     axes = [Axis("window", windows)]
@@ -174,15 +183,24 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
         ks = [k for k in (2, 4, 8, 16) if k <= max_copies]
         axes.append(Axis("copies", [copies(k) for k in ks]))
     axes += [Axis("tree_block", [4, 8]), Axis("inverse_block", [4, 8])]      # against 2, 2
-    if device.type == "cuda":
-        axes.append(Axis("strategy", ["int32", "fp64"]))
-        # the device MSM's point kernels: columns a program, warps = block // 32 (one column a thread)
-        axes.append(Axis("block", [32, 128]))                  # against MSMConfig's 64
-    else:
-        auto = auto_strategy(group, device)
-        base["strategy"] = auto
-        strategies = [s for s in ("fp64", "int64") if s != auto]
-        axes.append(Axis("strategy", strategies))
+    auto = auto_strategy(group, device)
+    base["strategy"] = auto
+    strategies = [s for s in ("fp64", "int64") if s != auto]
+    axes.append(Axis("strategy", strategies))
     if sparse:
         axes.append(Axis("sparse", [False]))
     return Space(base, axes)
+
+
+def _device_msm_space(group, n: int, batch: int, bits: int, span: int) -> Space:
+    """The device MSM (`ops.msm.device`, prepared bases included: it keeps them as they are):
+    its window around `device_window`, the segment a lane of the accumulation adds, the
+    point kernels' block (warps = block // 32, one column a thread) and the strategy; the
+    CPU plan's knobs (chunks, reduction, tree and inversion blocks, checkpoints, the sparse
+    split) do nothing there."""
+    from ..ops.msm.device import MAX_DEVICE_WINDOW, device_window
+    c0 = device_window(max(n, 1), bits, max(batch, 1))
+    windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_DEVICE_WINDOW and c != c0]
+    base = {"window": c0, "segment": 16, "block": 64, "strategy": "int32"}
+    return Space(base, [Axis("window", windows), Axis("segment", [8, 32]), Axis("block", [32, 128]),
+                        Axis("strategy", ["fp64"])])

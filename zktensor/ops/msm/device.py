@@ -48,6 +48,9 @@ from .scalars import scalar_words, signed_digits_torch
 INTERPRET_BLOCK = 1 << 14       # most lanes a program under the interpreter (its cost is per program)
 
 
+MAX_DEVICE_WINDOW = 16          # N = 2^15 buckets a row
+
+
 def on_device(device) -> bool:
     """Whether MSMs over tensors on this device run the device program (the Triton target)."""
     return choose(torch.device(device).type)[1] == "triton"
@@ -57,7 +60,7 @@ def device_window(n: int, bits: int, batch: int = 1) -> int:
     """C for the device program: entries (n·W) against buckets (W·2^(C-1)), by the same
     balance as the CPU model but with a bucket costing about as much as an entry."""
     best = None
-    for c in range(2, 17):
+    for c in range(2, MAX_DEVICE_WINDOW + 1):
         W = n_windows(bits, c)
         v = batch * n * W + 2 * batch * W * (1 << (c - 1))
         if best is None or v < best[0]:
@@ -135,8 +138,8 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     B = words.shape[1]
     bits = bits or GS.r.bit_length()
     C = cfg.window or device_window(n, bits, B)
-    if not 2 <= C <= 16:
-        raise ValueError(f"the device MSM takes windows of 2..16 bits, got {C}")
+    if not 2 <= C <= MAX_DEVICE_WINDOW:
+        raise ValueError(f"the device MSM takes windows of 2..{MAX_DEVICE_WINDOW} bits, got {C}")
     W = n_windows(bits, C)
     S = cfg.segment
     lay = layout(n, B, C, W, S)
