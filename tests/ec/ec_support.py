@@ -18,6 +18,7 @@ except ImportError:  # run without the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.oracles import ec as O
 
+import zktensor as zt
 from zktensor.algebra.curves import group as group_record
 
 PAIRING_GROUPS = ["bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2"]
@@ -40,3 +41,18 @@ def scalars(name: str, count: int, seed: int = 2) -> list[int]:
     g = group_record(name)
     rng = random.Random(f"k-{name}-{seed}")
     return [rng.randrange(g.r) for _ in range(count)]
+
+
+def edge_case(name, n=20):
+    """Bases with repeats and identities, scalars with 0, 1, 2, r - 1 and repeats:
+    (group record, zt group, bases, scalars)."""
+    g = group_record(name)
+    pts = list(oracle_points(name, 6))
+    bases = [pts[i % len(pts)] for i in range(n)]
+    bases[3] = None
+    bases[7] = bases[8]                       # a repeated base ...
+    ks = scalars(name, n)
+    ks[0], ks[1], ks[2], ks[4] = 0, 1, g.r - 1, 2
+    ks[7] = ks[8]                             # ... with a repeated scalar
+    ks[9] = 1
+    return g, zt.group(name), bases, ks

@@ -11,26 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ec_support import PAIRING_GROUPS, O, oracle_points, scalars
+from ec_support import PAIRING_GROUPS, O, edge_case, oracle_points, scalars
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
 import zktensor as zt
 from zktensor.kernels.msm_tree import RANK_CAP
 from zktensor.ops.msm import MSMConfig, choose_window, msm_many, n_windows, signed_digits, scalar_words
-
-
-def _edge_case(name, n=20):
-    """Bases with repeats and identities, scalars with 0, 1, 2, r - 1 and repeats."""
-    g = group_record(name)
-    pts = list(oracle_points(name, 6))
-    bases = [pts[i % len(pts)] for i in range(n)]
-    bases[3] = None
-    bases[7] = bases[8]                       # a repeated base ...
-    ks = scalars(name, n)
-    ks[0], ks[1], ks[2], ks[4] = 0, 1, g.r - 1, 2
-    ks[7] = ks[8]                             # ... with a repeated scalar
-    ks[9] = 1
-    return g, zt.group(name), bases, ks
 
 
 # Every group runs the default configuration in test_msm_matches_oracle (the cost model's
@@ -50,7 +36,7 @@ def test_msm_matches_oracle(name, monkeypatch):
     """Edge scalars and bases; the plain table point-major (compiled gathers) and limb-major
     (numpy's, where the gathers do not compile)."""
     from zktensor.kernels import cpu_gather
-    g, G, bases, ks = _edge_case(name, 12 if name == "mnt4753.g1" else 20)
+    g, G, bases, ks = edge_case(name, 12 if name == "mnt4753.g1" else 20)
     want = O.msm(g, bases, ks)
     assert zt.msm(ks, G.tensor(bases), _cfg(name)).to_affine() == want
     assert zt.msm(G.Fr.tensor(ks), G.tensor(bases), _cfg(name)).to_affine() == want
@@ -90,13 +76,13 @@ CONFIGS = [
                          f"-{c.reduction}{'' if c.offset else '-nooffset'}{'' if c.sparse else '-nosparse'}")
 def test_msm_configs(cfg):
     name = "bn254.g1"
-    g, G, bases, ks = _edge_case(name, 24)
+    g, G, bases, ks = edge_case(name, 24)
     assert zt.msm(ks, G.tensor(bases), cfg).to_affine() == O.msm(g, bases, ks)
 
 
 @pytest.mark.parametrize("name", ["bn254.g2", "bls12_381.g1"])
 def test_msm_configs_other_groups(name):
-    g, G, bases, ks = _edge_case(name, 16)
+    g, G, bases, ks = edge_case(name, 16)
     want = O.msm(g, bases, ks)
     P = G.tensor(bases)
     for kw in (dict(window=3, offset=False), dict(window=7, sparse=False, chunks=2, reduction="suffix"),
@@ -172,7 +158,7 @@ def test_thread_counts(monkeypatch, threads):
     monkeypatch.setattr(msm_reduce, "XYZZ_TAIL", 0)        # every halving step batch-affine
     monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
     name = "bn254.g1"
-    g, G, bases, ks = _edge_case(name, 20)
+    g, G, bases, ks = edge_case(name, 20)
     P = G.tensor(bases)
     assert zt.msm(ks, P, MSMConfig(window=5)).to_affine() == O.msm(g, bases, ks)
     rows = [ks, scalars(name, 20, seed=3)]
@@ -438,74 +424,12 @@ def test_split_scalars_zeros_and_ones():
     assert live[0].tolist() == want_live and not ones.any()
 
 
-@pytest.mark.parametrize("keep", [True, False])
-def test_g2_tree_denominators_kept_or_recomputed(monkeypatch, keep):
-    """BN254 G2 tree levels with the up kernel's norms handed to the down kernel (the
-    default over Fq2) and recomputed there: the oracle's point either way, on bases with
-    repeats and identities and scalars with 0, 1, 2 and r - 1."""
-    from zktensor.kernels import msm_tree
-    monkeypatch.setattr(msm_tree, "keeps_dens", lambda G: keep)
-    name = "bn254.g2"
-    g, G, bases, ks = _edge_case(name, 24)
-    assert zt.msm(ks, G.tensor(bases), MSMConfig(window=4)).to_affine() == O.msm(g, bases, ks)
-
-
 def test_signed_digits_refuses_wide_windows():
     """Digits are computed in 32-bit lanes: windows of more than 30 bits are refused."""
     words = np.zeros((3, 8), dtype=np.uint32)
     with pytest.raises(ValueError, match="at most 30 bits"):
         signed_digits(words, 31, 9)
     assert signed_digits(words, 30, 9).shape == (9, 3)
-
-
-def _place_oracle(digits, cols, width, start, pos, size, off=None):
-    """msm_place.place as a Python loop over ints."""
-    dst = [None] * size
-    cnt = {v + 1: int(start[v]) for v in range(len(start))}
-    for d, col in zip(digits.tolist(), cols.tolist()):
-        v = abs(d)
-        if v:
-            rank = cnt[v]
-            cnt[v] += 1
-            at = (int(off[rank]) if off is not None else rank) + int(pos[v - 1])
-            dst[at] = col + (width if d < 0 else 0)
-    return dst
-
-
-@pytest.mark.parametrize("ranked", [True, False])
-def test_bucket_place_matches_python_loop(ranked):
-    """The counting sort's compiled loops (`msm_place`) against a Python loop: counts of
-    every bucket with the extreme digits +-N and zeros, and each entry placed by its rank
-    from a nonzero start (a later piece of a row) through `off` (rank-major) or flat."""
-    from zktensor.kernels import msm_place
-    if not msm_place.available():
-        pytest.skip(f"no compiled loops: {msm_place.LOOPS.error}")
-    rng = np.random.default_rng(5)
-    N, m, width = 16, 500, 1000
-    digits = rng.integers(-N, N + 1, m).astype(np.int32)
-    digits[:4] = [N, -N, 0, 0]
-    cols = rng.integers(0, width, m).astype(np.int64)
-    cnt = msm_place.count(digits, N)
-    assert cnt.tolist() == [sum(abs(int(d)) == v for d in digits) for v in range(N + 1)]
-    start = rng.integers(0, 3, N).astype(np.int64)
-    ranks = start + cnt[1:]                       # a bucket's ranks end below this
-    if ranked:
-        R = int(ranks.max())
-        off = np.arange(R, dtype=np.int64) * N    # rank-major: block t holds rank t of every bucket
-        pos = rng.permutation(N).astype(np.int64)
-        size = R * N
-    else:
-        off = None
-        pos = np.concatenate([[0], np.cumsum(ranks)[:-1]]).astype(np.int64)
-        size = int(ranks.sum())
-    dst = np.full(size, -1, dtype=np.int64)
-    msm_place.place(digits, cols, width, start, pos, dst, off)
-    want = _place_oracle(digits, cols, width, start, pos, size, off)
-    assert dst.tolist() == [-1 if w is None else w for w in want]
-    with pytest.raises(ValueError, match="contiguous int32"):
-        msm_place.place(digits.astype(np.int64), cols, width, start, pos, dst, off)
-    with pytest.raises(ValueError, match="499 columns"):
-        msm_place.place(digits, cols[1:], width, start, pos, dst, off)
 
 
 @pytest.mark.parametrize("counting", [True, False])

@@ -7,14 +7,11 @@ exactly what Python ints give; other CPU work must fail with a clear error, not 
 inside the compiler. Simulated here: an empty kernel cache, no pre-built entries and
 ZKTENSOR_NO_COMPILER=1 (the same error as a missing torch_mlir).
 """
-import random
-
 import pytest
-import torch
 
 import zktensor as zt
 from zktensor.algebra import FIELD_NAMES
-from zktensor.kernels import elementwise, mont_torch
+from zktensor.kernels import elementwise
 
 from tests.field.values import edge_values, sample
 
@@ -28,42 +25,6 @@ def no_compiler(monkeypatch, tmp_path):
     # programs compiled earlier in this process are remembered in memory: forget them here
     monkeypatch.setattr(elementwise, "_programs", {})
     monkeypatch.setattr(elementwise, "_by_object", {})
-
-
-@pytest.mark.parametrize("name", FIELD_NAMES)
-def test_mont_torch_matches_python_ints(name):
-    F = zt.field(name)
-    p, L = F.p, F.limbs
-    vals = sample(p, 64, seed=7)
-    words = torch.tensor([[(v >> (32 * j)) & 0xFFFFFFFF for v in vals] for j in range(L)],
-                         dtype=torch.int64).to(torch.int32)
-    R = pow(2, 32 * L, p)
-    mont = mont_torch.to_mont(words, p)
-    as_int = lambda t: [sum((int(t[j, i]) & 0xFFFFFFFF) << (32 * j) for j in range(L))  # noqa: E731
-                        for i in range(t.shape[1])]
-    assert as_int(mont) == [v * R % p for v in vals]
-    assert as_int(mont_torch.from_mont(mont, p)) == vals
-    # any word pattern below 2^(32L), not only reduced values: the product is still reduced
-    rng = random.Random(3)
-    raw = [rng.randrange(1 << (32 * L)) for _ in range(32)] + [(1 << (32 * L)) - 1]
-    w = torch.tensor([[(v >> (32 * j)) & 0xFFFFFFFF for v in raw] for j in range(L)],
-                     dtype=torch.int64).to(torch.int32)
-    c = rng.randrange(p)
-    assert as_int(mont_torch.mont_mul_const(w, c, p)) == mont_torch.reference(raw, c, p, L)
-
-
-def test_mont_torch_chunks_and_shapes(monkeypatch):
-    F = zt.field("bn254.fr")
-    rng = random.Random(1)
-    vals = [rng.randrange(F.p) for _ in range(24)]
-    x = F.tensor(vals).data.reshape(F.limbs, 4, 6)
-    whole = mont_torch.from_mont(x, F.p)
-    monkeypatch.setattr(mont_torch, "CHUNK", 5)           # 24 columns in passes of 5
-    parts = mont_torch.from_mont(x, F.p)
-    assert parts.shape == x.shape and torch.equal(parts, whole)
-    got = [sum((int(parts.reshape(F.limbs, -1)[j, i]) & 0xFFFFFFFF) << (32 * j) for j in range(F.limbs))
-           for i in range(24)]
-    assert got == vals
 
 
 @pytest.mark.parametrize("name", FIELD_NAMES)

@@ -22,8 +22,8 @@ except ImportError:  # run without the repository root on sys.path
     from tests.oracles import field as ff
 
 import zktensor as zt
-from zktensor.kernels.ntt_plan import bitrev_index, clear_tables, tables
-from zktensor.ops.ntt import NTTConfig, check_size
+from zktensor.kernels.ntt_plan import bitrev_index
+from zktensor.ops.ntt import check_size
 
 FFT_FIELDS = ["bn254.fr", "bls12_381.fr", "mnt4753.fr"]
 SYMPY_FIELDS = ["bn254.fr", "bls12_381.fr"]   # sympy needs a primitive root: p - 1 factored
@@ -143,17 +143,6 @@ def test_orders(n, coset):
     assert bool((zt.intt(br, coset=coset, input_order="bitrev", output_order="bitrev") == back).all())
 
 
-@pytest.mark.parametrize("n", [16, 128])
-def test_kernels_match_stage_path(n):
-    """Every order/coset/direction combination: default path == stage path."""
-    F = zt.field("bls12_381.fr")
-    x = rand(F, (3, n), 2 * n)
-    for fn in (zt.ntt, zt.intt):
-        for kw in ({}, {"coset": 5}, {"output_order": "bitrev"}, {"input_order": "bitrev"},
-                   {"input_order": "bitrev", "output_order": "bitrev", "coset": 5}):
-            assert bool((fn(x, **kw) == fn(x, algorithm="stages", **kw)).all()), (fn.__name__, kw)
-
-
 def test_batched_leading_dims_and_views():
     F = zt.field("bn254.fr")
     x = rand(F, (2, 3, 64), 5)
@@ -221,67 +210,6 @@ def test_size_one():
     x = rand(F, (3, 1), 1)
     assert bool((zt.ntt(x) == x).all()) and bool((zt.intt(x) == x).all())
     assert zt.ntt(x, coset=3).to_ints() == x.to_ints()
-
-
-# -- twiddle tables -----------------------------------------------------------------
-def test_twiddles_cached_and_stage_major():
-    F = zt.field("bls12_381.fr")
-    n = 64
-    T = tables(F, n, "cpu")
-    tw = T.twiddles(False)
-    assert T.twiddles(False) is tw and tables(F, n, "cpu") is T
-    vals = zt.FieldTensor(F, tw).to_ints()
-    assert len(vals) == n - 1
-    H = 1
-    while H < n:
-        w2h = F.root_of_unity(2 * H)
-        assert vals[H - 1:2 * H - 1] == [pow(w2h, j, F.p) for j in range(H)]
-        H *= 2
-    inv = zt.FieldTensor(F, T.twiddles(True)).to_ints()
-    assert inv[n // 2 - 1 + 1] == pow(F.root_of_unity(n), -1, F.p)
-    clear_tables()
-    assert tables(F, n, "cpu") is not T
-
-
-# -- the CPU kernels' knobs ---------------------------------------------------------------
-@pytest.mark.parametrize("rows_log", [3, 4, 6])
-@pytest.mark.parametrize("unroll", [1, 4])
-def test_cpu_splits_and_unroll(rows_log, unroll):
-    from zktensor.kernels import ntt_cpu
-    F = zt.field("bn254.fr")
-    plan_ok = ntt_cpu.available(type("P", (), {"device": torch.device("cpu"), "log_n": 9})())
-    if not plan_ok:
-        pytest.skip("no 8-lane CPU NTT kernels on this machine")
-    x = rand(F, (2, 512), rows_log)
-    ref = zt.ntt(x, algorithm="stages")
-    cfg = NTTConfig(cpu_rows_log=rows_log, cpu_unroll=unroll, threads=2, algorithm="kernels")
-    assert bool((zt.ntt(x, config=cfg) == ref).all())
-    assert bool((zt.intt(ref, config=cfg) == x).all())
-
-
-def test_cpu_fma_split_kernels(monkeypatch):
-    """Without IFMA (forced off) the same passes take their products from the
-    FMA split on 8-lane doubles."""
-    from zktensor.kernels import ntt_cpu
-    monkeypatch.setenv("ZKTENSOR_CPU_IFMA", "0")
-    if not ntt_cpu.available(type("P", (), {"device": torch.device("cpu"), "log_n": 7})()):
-        pytest.skip("no 8-lane CPU NTT kernels on this machine")
-    F = zt.field("bn254.fr")
-    x = rand(F, (2, 128), 11)
-    cfg = NTTConfig(algorithm="kernels")
-    assert bool((zt.ntt(x, config=cfg, coset=5) == zt.ntt(x, algorithm="stages", coset=5)).all())
-    assert ntt_cpu.cpu_options("fp64")["ifma"] is False
-
-
-def test_cpu_reference_schedule():
-    """The two-pass schedule (on Python ints) is the DFT in natural order."""
-    from zktensor.kernels.ntt_cpu import reference
-    F = zt.field("bn254.fr")
-    vals = [(i * 7919 + 3) % F.p for i in range(64)]
-    w = F.root_of_unity(64)
-    for n1 in (2, 3, 4):
-        assert reference(vals, F.p, w, n1) == ff.dft(vals, w, F.p)
-        assert reference(vals, F.p, w, n1, bitrev_out=True) == ff.bit_reverse(ff.dft(vals, w, F.p))
 
 
 def test_large_against_stage_path():

@@ -119,8 +119,8 @@ def dft(values, omega: int, p: int) -> list[int]:
     for k in range(n):
         w_k = pow(omega, k, p)
         acc = 0
-        for j in range(n):
-            acc = (acc + values[j] * pow(w_k, j, p)) % p
+        for c in reversed(values):          # Horner: the polynomial at w_k
+            acc = (acc * w_k + c) % p
         out.append(acc)
     return out
 

@@ -1,20 +1,20 @@
-"""How the CPU target shares a launch between threads, and the host-memory setting.
+"""How a compiled program (`kernels.elementwise`) shares a launch between threads, and its
+broadcast rule.
 
 A launch over one long row is cut into column ranges (whole vectors, pointer
 offsets), a launch over many rows into row ranges; neither may change a word.
 Checked against Python integers with thread counts that do not divide the
-sizes, views with gaps between rows, and broadcast operands.
+sizes, views with gaps between rows, and broadcast operands. `run_many` (several
+batches as one launch) is checked against one launch per batch.
 """
-import os
-import platform
-import subprocess
-import sys
-
+import numpy as np
 import pytest
 import torch
 
 import zktensor as zt
-from zktensor.kernels import elementwise
+from tests.ec.ec_support import oracle_points
+from zktensor.algebra.curves import group as group_record
+from zktensor.kernels import elementwise, msm_tree
 from zktensor.runtime import threads
 
 P = zt.field("bn254.fr").p
@@ -41,22 +41,6 @@ def test_launch_split_by_columns_and_rows(monkeypatch, threads):
     got = f(wide, wide).to_ints()
     want = [[(v * v + v) % P for v in zs[r * (cols + 9):r * (cols + 9) + cols]] for r in range(rows)]
     assert got == want
-
-
-def _keep_result(env):
-    code = "from zktensor.runtime.host_memory import keep_freed_memory as k; print(k(), k())"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    return out.stdout.split()
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
-def test_host_memory_setting():
-    env = {k: v for k, v in os.environ.items() if k != "ZKTENSOR_MALLOC"}
-    import platform
-    if platform.libc_ver()[0] == "glibc":
-        assert _keep_result(env) == ["True", "True"]
-    assert _keep_result({**env, "ZKTENSOR_MALLOC": "system"}) == ["False", "False"]
 
 
 @pytest.fixture
@@ -156,84 +140,59 @@ def test_broadcast_shapes_against_numpy():
             elementwise.broadcast_shapes(*bad)
 
 
-_ARENA_PROBE = """
-import ctypes, resource, threading
-import zktensor  # noqa: F401 - applies the malloc setting
-libc = ctypes.CDLL("libc.so.6")
-libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-n, faults = 200 << 20, []
-def work():     # a worker thread, as the prover graph's: its second 200 MiB block
-    for _ in range(2):
-        f0 = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
-        p = libc.malloc(n)
-        ctypes.memset(p, 1, n)
-        libc.free(p)
-        faults.append(resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - f0)
-t = threading.Thread(target=work)
-t.start()
-t.join()
-print(faults[1])
-"""
+@pytest.mark.parametrize("threads", [1, 2])
+def test_run_many_matches_one_launch_per_job(monkeypatch, threads):
+    """`CompiledProgram.run_many` (all jobs' columns shared out as one launch: pieces of jobs
+    on different threads, scalar and vector loops) writes what one launch per job writes,
+    for jobs of 1 to 300 columns at odd offsets, given as views or as addresses, on a program
+    whose kernel reads a subset of its inputs (tree_up reads only x)."""
+    from zktensor.kernels import elementwise, msm_ec
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", str(threads))
+    monkeypatch.setattr(elementwise, "SPLIT_FROM", 1)
+    monkeypatch.setattr(elementwise, "SPLIT_WORK", 0)       # split whatever the measured cost
+    G = zt.group("bn254.g1")
+    g = group_record("bn254.g1")
+    msm_tree._beta(g)
+    pts = list(oracle_points("bn254.g1", 40))
+    xy, _ = G.tensor(pts).affine()
+    rng = np.random.default_rng(3)
+    T = msm_tree.take_cols(msm_tree.from_points_xy(xy), rng.integers(0, 40, 4000))
+    B, C, L = 4, 2, G.L
+    key, kinds, fn = ("tree_up", B), ("affine",) * (2 * B), msm_tree._f_up(B)
+    jobs, want, got, at = [], [], [], 3
+    for q in (1, 7, 16, 33, 300, 2):
+        xs = []
+        for k in range(B):
+            xs += msm_tree._views(T, C, slice(at + k * q, at + (k + 1) * q))
+            xs += msm_tree._views(T, C, slice(1 + at + k * q, 1 + at + (k + 1) * q))
+        at += B * q + 5
+        want.append(msm_ec.run(g, key, kinds, fn, xs))
+        got.append([torch.zeros((L, q), dtype=torch.int32) for _ in range(B - 1)])
+        if q % 2:            # odd jobs by address (data pointer, limb stride)
+            jobs.append(([(t.data_ptr(), t.stride(0)) for t in xs],
+                         [(t.data_ptr(), t.stride(0)) for t in got[-1]], q))
+        else:
+            jobs.append((xs, got[-1], q))
+    msm_ec.run_many(g, key, kinds, fn, jobs)
+    for w, o in zip(want, got):
+        assert all(torch.equal(a, b) for a, b in zip(w, o))
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc mallopt")
-def test_worker_threads_reuse_freed_blocks():
-    """With the setting, a worker thread's large block, freed and asked for again, comes back
-    warm (one arena: no fresh mmap, no page faults); without it, every page faults again."""
-    import platform
-    if platform.libc_ver()[0] != "glibc":
-        pytest.skip("glibc only")
-    env = {k: v for k, v in os.environ.items() if k not in ("ZKTENSOR_MALLOC", "MALLOC_ARENA_MAX")}
-    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
-
-    def second_faults(extra):
-        out = subprocess.run([sys.executable, "-c", _ARENA_PROBE], env={**env, **extra, "PYTHONPATH": root},
-                             capture_output=True, text=True, check=True, cwd=root)
-        return int(out.stdout.split()[-1])
-    pages = (200 << 20) // 4096
-    assert second_faults({}) < pages // 20
-    assert second_faults({"ZKTENSOR_MALLOC": "system"}) > pages // 2
-
-
-class _KeySeen(Exception):
-    pass
-
-
-def test_cpu_cache_keys_name_the_host_cpu(monkeypatch):
-    """LLVM compiles CPU kernels for the host's CPU, so their cache keys carry its signature
-    (machine, lanes, IFMA, a hash of all its flags): a cache copied to a CPU with other
-    features misses instead of handing it instructions it may lack. Triton keys do not.
-    The elementwise kernels, the NTT passes and the driver loops all ask for CPU targets."""
-    from zktensor.runtime.target import choose
-    from zktensor.runtime import cache, cpu_isa
-    from zktensor.kernels import cpu_code, ntt_cpu
-    from zktensor.kernels.field_programs import program as _program
-    sig = cpu_isa.host_signature()
-    assert sig.startswith(platform.machine()) and len(sig.rsplit("-", 1)[1]) == 12
-    keys = {t: cache.entry_key("text", "fp64", t) for t in ("cpu", "cpu-ntt{}", "triton")}
-    monkeypatch.setattr(cpu_isa, "host_signature", lambda: sig + "-elsewhere")
-    assert cache.entry_key("text", "fp64", "cpu") != keys["cpu"]
-    assert cache.entry_key("text", "fp64", "cpu-ntt{}") != keys["cpu-ntt{}"]
-    assert cache.entry_key("text", "fp64", "triton") == keys["triton"]
-    seen = []
-    real = cache.entry_key
-
-    def spy(text, strategy, target):
-        seen.append(target)
-        real(text, strategy, target)
-        raise _KeySeen
-    monkeypatch.setattr(cache, "entry_key", spy)
-    F = zt.field("bn254.fr")
-    prog = _program(F, ("test_cache_key_host",), 2, lambda a, b: a * b - b)
-    for target in ("cpu", "triton"):
-        with pytest.raises(_KeySeen):
-            elementwise.get_program(prog, choose("cpu", None, None)[0], target)
-    monkeypatch.setattr(ntt_cpu, "_libs", {})
-    with pytest.raises(_KeySeen):
-        ntt_cpu.library(F)
-    with pytest.raises(_KeySeen):
-        cpu_code.Loops("probe", lambda: "module {}", {})._load()
-    cpu, triton, ntt, loops = seen
-    assert cpu.startswith("cpu") and ntt.startswith("cpu") and loops.startswith("cpu")
-    assert not triton.startswith("cpu")
+def test_run_many_refuses_bad_jobs():
+    """`run_many` refuses a job with the wrong number of operands or an operand of the wrong
+    shape, dtype or column stride, before it launches anything."""
+    from zktensor.kernels import msm_ec
+    G = zt.group("bn254.g1")
+    g = group_record("bn254.g1")
+    msm_tree._beta(g)
+    B, L, q = 4, G.L, 8
+    key, kinds, fn = ("tree_up", B), ("affine",) * (2 * B), msm_tree._f_up(B)
+    xs = [torch.zeros((L, q), dtype=torch.int32) for _ in range(4 * B)]
+    outs = [torch.zeros((L, q), dtype=torch.int32) for _ in range(B - 1)]
+    with pytest.raises(TypeError, match="inputs"):
+        msm_ec.run_many(g, key, kinds, fn, [(xs[:-1], outs, q)])
+    for bad in (torch.zeros((L, q + 1), dtype=torch.int32), torch.zeros((L, q), dtype=torch.int64),
+                torch.zeros((L, 2 * q), dtype=torch.int32)[:, ::2]):
+        with pytest.raises(ValueError, match="run_many operands"):
+            msm_ec.run_many(g, key, kinds, fn, [([bad] + xs[1:], outs, q)])     # x of the first left point
+    assert not any(o.any() for o in outs)

@@ -1,0 +1,50 @@
+"""The kernel cache's keys (`runtime.cache`): CPU kernels' keys name the host CPU."""
+import platform
+
+import pytest
+
+import zktensor as zt
+from zktensor.kernels import elementwise
+
+
+class _KeySeen(Exception):
+    pass
+
+
+def test_cpu_cache_keys_name_the_host_cpu(monkeypatch):
+    """LLVM compiles CPU kernels for the host's CPU, so their cache keys carry its signature
+    (machine, lanes, IFMA, a hash of all its flags): a cache copied to a CPU with other
+    features misses instead of handing it instructions it may lack. Triton keys do not.
+    The elementwise kernels, the NTT passes and the driver loops all ask for CPU targets."""
+    from zktensor.runtime.target import choose
+    from zktensor.runtime import cache, cpu_isa
+    from zktensor.kernels import cpu_code, ntt_cpu
+    from zktensor.kernels.field_programs import program as _program
+    sig = cpu_isa.host_signature()
+    assert sig.startswith(platform.machine()) and len(sig.rsplit("-", 1)[1]) == 12
+    keys = {t: cache.entry_key("text", "fp64", t) for t in ("cpu", "cpu-ntt{}", "triton")}
+    monkeypatch.setattr(cpu_isa, "host_signature", lambda: sig + "-elsewhere")
+    assert cache.entry_key("text", "fp64", "cpu") != keys["cpu"]
+    assert cache.entry_key("text", "fp64", "cpu-ntt{}") != keys["cpu-ntt{}"]
+    assert cache.entry_key("text", "fp64", "triton") == keys["triton"]
+    seen = []
+    real = cache.entry_key
+
+    def spy(text, strategy, target):
+        seen.append(target)
+        real(text, strategy, target)
+        raise _KeySeen
+    monkeypatch.setattr(cache, "entry_key", spy)
+    F = zt.field("bn254.fr")
+    prog = _program(F, ("test_cache_key_host",), 2, lambda a, b: a * b - b)
+    for target in ("cpu", "triton"):
+        with pytest.raises(_KeySeen):
+            elementwise.get_program(prog, choose("cpu", None, None)[0], target)
+    monkeypatch.setattr(ntt_cpu, "_libs", {})
+    with pytest.raises(_KeySeen):
+        ntt_cpu.library(F)
+    with pytest.raises(_KeySeen):
+        cpu_code.Loops("probe", lambda: "module {}", {})._load()
+    cpu, triton, ntt, loops = seen
+    assert cpu.startswith("cpu") and ntt.startswith("cpu") and loops.startswith("cpu")
+    assert not triton.startswith("cpu")
