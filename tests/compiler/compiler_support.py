@@ -45,10 +45,18 @@ def limbs(fn, n, strategy, **kw):
 def run(fn, inputs, strategy="int64", target="cpu", **options) -> list:
     """fn compiled by the whole pipeline for (strategy, target) and run on CPU tensors of
     `inputs` (lists of ints): the outputs as lists of ints."""
-    space = zt.field(F.name)
+    return run_program(trace(fn, F, len(inputs)), inputs, strategy, target, **options)
+
+
+def run_program(prog, inputs, strategy="int64", target="cpu", **options) -> list:
+    """A traced program (a field `Program`, or an `ec` program: one tensor per base-field
+    component) compiled by the whole pipeline and run on CPU tensors of `inputs` (lists of
+    ints of its field): the outputs as lists of ints."""
+    record = prog.field
+    space = zt.field(record.name)
     with tempfile.TemporaryDirectory() as d:
-        plan = compile_program(trace(fn, F, len(inputs)), strategy, target, d, **options)
+        plan = compile_program(prog, strategy, target, d, **options)
         (Path(d) / "meta.json").write_text(json.dumps(plan))
-        prog = CompiledProgram(Path(d), target, F.limbs32)
-        outs = prog(*(space.tensor(xs).data for xs in inputs))
+        compiled = CompiledProgram(Path(d), target, record.limbs32)
+        outs = compiled(*(space.tensor(xs).data for xs in inputs))
         return [zt.FieldTensor(space, o).to_ints() for o in outs]
