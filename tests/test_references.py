@@ -4,7 +4,9 @@ Docstrings, comments and docs name source files (`zktensor/runtime/aot.py`,
 `scripts/fixtures.sh`) and modules (`zktensor.ops.msm`); a rename that forgets
 them leaves readers at a dead end. Paths of outputs (`bench/results/gpu/`, a
 build directory) are not citations and are not checked: only paths ending in a
-source suffix are. `.ci/run` alone may name the world outside the checkout.
+source suffix are. A Markdown file named without a directory (`ARCHITECTURE.md`) is one of
+the top-level documents, or one beside the citing file, or a file that a tool of ours
+writes (`WRITTEN`). `.ci/run` alone may name the world outside the checkout.
 """
 import re
 import subprocess
@@ -20,6 +22,9 @@ SOURCE_SUFFIXES = (".py", ".sh", ".md", ".circom", ".toml", ".rs", ".go")
 IR_ATTRIBUTES = {"field", "kind", "limbs", "inputs", "outputs", "lanes", "strategy"}
 
 PATH_RE = re.compile(r"(?<![\w./-])((?:zktensor|bench|scripts|tests|examples)/[\w./-]*\w)")
+BARE_MD_RE = re.compile(r"(?<![\w./-])([\w-]+\.md)\b")
+#: Markdown files that a tool writes, cited by name alone: where the repository keeps them
+WRITTEN = {"REPORT.md": "bench/results/REPORT.md"}      # python -m bench.report
 MODULE_RE = re.compile(r"(?<![\w./])(zktensor(?:\.\w+)+)")
 
 
@@ -60,6 +65,10 @@ def dead_references(rel: Path) -> list[str]:
         ref = m[1].rstrip(".")
         if ref.endswith(SOURCE_SUFFIXES) and not (ROOT / ref).exists():
             out.append(f"{rel}: cites {ref}, which does not exist")
+    for m in BARE_MD_RE.finditer(text):
+        name = m[1]
+        if not any((ROOT / at).is_file() for at in (name, rel.parent / name, WRITTEN.get(name, name))):
+            out.append(f"{rel}: cites {name}, which does not exist")
     # tests build module names of their own (an import-graph test's synthetic package):
     # a test that imports a missing module fails by itself
     for m in MODULE_RE.finditer(text) if rel.parts[0] != "tests" else ():
@@ -85,6 +94,8 @@ def test_the_checker_sees_a_dead_reference(tmp_path, monkeypatch):
     (tmp_path / "zktensor").mkdir()
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "t.py").write_text("zktensor.c  zktensor/b.py\n")
+    (tmp_path / "README.md").write_text("See [DESIGN.md](DESIGN.md), ARCHITECTURE.md and README.md.\n")
+    (tmp_path / "ARCHITECTURE.md").write_text("")
     (tmp_path / "zktensor" / "__init__.py").write_text("")
     (tmp_path / "zktensor" / "a.py").write_text('"""See zktensor/b.py and zktensor.c; zktensor.a.f is fine."""\n')
     (tmp_path / "setup.py").write_text("")
@@ -93,3 +104,4 @@ def test_the_checker_sees_a_dead_reference(tmp_path, monkeypatch):
         "zktensor/a.py: cites zktensor/b.py, which does not exist",
         "zktensor/a.py: cites module zktensor.c, which does not exist"]
     assert dead_references(Path("tests/t.py")) == ["tests/t.py: cites zktensor/b.py, which does not exist"]
+    assert dead_references(Path("README.md")) == ["README.md: cites DESIGN.md, which does not exist"] * 2
