@@ -22,7 +22,6 @@ from pathlib import Path
 import torch
 
 from ..runtime import cache
-from ..config import env
 from ..runtime.cpu_isa import cpu_options
 from ..runtime.host_memory import keep_freed_memory
 from ..runtime.triton_modules import load_triton_module, triton_mode
@@ -374,16 +373,7 @@ def get_program(prog, strategy: str, target: str, cuts: dict | None = None) -> C
 _by_object: dict[tuple, tuple] = {}
 
 
-class CompilerUnavailable(ImportError):
-    """A program has no kernel in the cache (nor in the pre-built Triton source) and this
-    process cannot compile one: the MLIR bindings are missing, or ZKTENSOR_NO_COMPILER is set.
-    Conversions fall back to torch arithmetic on it (`field_programs.to_mont`)."""
-
-
-def compiler_disabled() -> bool:
-    """ZKTENSOR_NO_COMPILER=1: behave as a machine without the MLIR bindings (never compile;
-    only cached and pre-built kernels run)."""
-    return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
+CompilerUnavailable, compiler_disabled = cache.CompilerUnavailable, cache.compiler_disabled
 
 
 def _compile(prog, key: str, strategy: str, target: str, options: dict):

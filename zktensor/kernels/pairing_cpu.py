@@ -50,7 +50,6 @@ import numpy as np
 from ..algebra import field as field_record
 from ..algebra.curves import group
 from ..algebra.pairing import PairingCurve, g2_eigenvalue, naf, pairing_curve
-from ..config import env
 from ..runtime import cache
 from .cpu_code import Code, compile_module
 from .pairing_programs import programs
@@ -164,12 +163,6 @@ class _Library:
 _libs_lock = threading.Lock()
 
 
-def _compiler_disabled() -> bool:
-    """ZKTENSOR_NO_COMPILER, read as `elementwise.compiler_disabled` reads it (that module
-    imports torch, which the verifier does not load)."""
-    return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
-
-
 def _load(curve: str, build: bool) -> _Library:
     """The compiled module for `curve`: from the kernel cache, else (`build`) compiled now;
     _NotHere where it is not cached and not compiled now, ImportError without the MLIR
@@ -179,7 +172,7 @@ def _load(curve: str, build: bool) -> _Library:
     if entry is None:
         if not build:
             raise _NotHere("no cached pairing kernels (not compiling them in this process)")
-        if _compiler_disabled():
+        if cache.compiler_disabled():
             raise _NotHere("no cached pairing kernels and compiling is switched off (ZKTENSOR_NO_COMPILER)")
         from ..ir import dialects
         dialects.mlir()                     # ImportError without the bindings

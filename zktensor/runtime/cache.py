@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..config import env
 from .atomic import publish_dir
 
 _PKG = Path(__file__).resolve().parent.parent
@@ -80,6 +81,18 @@ def lookup(key: str) -> Path | None:
     return None
 
 
+class CompilerUnavailable(ImportError):
+    """A program has no kernel in the cache (nor in the pre-built Triton source) and this
+    process cannot compile one: the MLIR bindings are missing, or ZKTENSOR_NO_COMPILER is set.
+    Conversions fall back to torch arithmetic on it (`kernels.field_programs.to_mont`)."""
+
+
+def compiler_disabled() -> bool:
+    """ZKTENSOR_NO_COMPILER=1: behave as a machine without the MLIR bindings (never compile;
+    only cached and pre-built kernels run). `build` refuses then, whoever asks."""
+    return (env("ZKTENSOR_NO_COMPILER") or "").strip().lower() not in ("", "0", "false", "no")
+
+
 _compiled = 0
 _notes_lock = threading.Lock()
 
@@ -114,6 +127,8 @@ def build(key: str, builder, label: str | None = None) -> Path:
     compile notes call the kernel (default: the builder's module)."""
     if label is None:
         label = (getattr(builder, "__module__", None) or "?").rsplit(".", 1)[-1]
+    if compiler_disabled():
+        raise CompilerUnavailable(f"no cached kernel ({label}) and compiling is switched off (ZKTENSOR_NO_COMPILER)")
     n = _note_start(label)
     t0 = time.perf_counter()
     final = cache_root() / "kernels" / key
