@@ -17,6 +17,11 @@ For each size 2^k and circuit it builds (once, cached in bench/build/groth16/, g
   ``zktensor setup`` (snarkjs has no powers of tau past 2^15 here; it proves with our
   keys, which the tests check), and its verification key.
 
+Without node (the lent GPU machine) the same circuits are written from Python
+(bench/pycircuits.py: the .r1cs and the .wtns, cached in bench/build/groth16/py_*/),
+their keys made by ``zktensor setup`` on the bench's device; the snarkjs and rapidsnark
+rows are skipped and the results say why, and proofs are checked by zktensor's verifier.
+
 Then, on the same machine and in the same run, one row each (time: median of the
 clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident set):
 
@@ -29,7 +34,7 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load, timed in-process).
 
-Every proof is checked with ``snarkjs groth16 verify``. Rows go to
+Every proof is checked with ``snarkjs groth16 verify`` (without node: zktensor's verifier). Rows go to
 bench/results/groth16.json (+ .csv; ``gpu/`` on a GPU machine) with the machine
 description; ``extra`` notes how many runs were undisturbed by other processes.
 """
@@ -119,6 +124,8 @@ template Bits(NWORDS, ROUNDS) {{
 component main = Bits({nwords}, {rounds});
 """
 CIRCUITS = ("bench", "bits")
+NO_NODE = ("node is not installed here: circuits and witnesses written from Python (bench/pycircuits.py), "
+           "proofs checked by zktensor's verifier")
 
 
 def log(msg: str) -> None:
@@ -148,6 +155,32 @@ def shape_bits(k: int) -> tuple[int, int]:
     nwords = max(2, target // 8 // 33)
     rounds = max(1, (target - nwords * 33) // 32 - 2)
     return nwords, rounds
+
+
+def build_python(k: int, circuit: str = "bench", device: str = "cpu") -> dict[str, Path]:
+    """The 2^k circuit without node: .r1cs and .wtns from bench/pycircuits.py, the key from
+    zktensor setup on `device` (a GPU machine has no CPU kernels: no MLIR bindings)."""
+    from bench.pycircuits import circuit as make
+    d = BUILD / (f"py_k{k}" if circuit == "bench" else f"py_{circuit}_k{k}")
+    d.mkdir(parents=True, exist_ok=True)
+    f = {"r1cs": d / "bench.r1cs", "wtns": d / "witness.wtns", "zkey": d / "bench.zkey",
+         "vk": d / "verification_key.json"}
+    if not f["r1cs"].exists() or not f["wtns"].exists():
+        log(f"2^{k} {circuit}: circuit and witness from Python (bench/pycircuits.py)")
+        t = time.perf_counter()
+        make(k, circuit).write(f["r1cs"], f["wtns"])
+        log(f"2^{k} {circuit}: written in {time.perf_counter() - t:.1f} s")
+        for p in (f["zkey"], f["vk"]):
+            if p.exists():
+                p.unlink()
+    if not f["zkey"].exists() or not f["vk"].exists():
+        log(f"2^{k} {circuit}: zktensor setup on {device}")
+        from zktensor.groth16.setup import setup
+        t = time.perf_counter()
+        res = setup(f["r1cs"], f["zkey"], vk_path=f["vk"], device=device)
+        (d / "setup_seconds.txt").write_text(f"{time.perf_counter() - t:.3f}\n{json.dumps(res.times)}\n")
+        log(f"2^{k} {circuit}: setup {time.perf_counter() - t:.1f} s ({res.times})")
+    return f
 
 
 def build(k: int, snarkjs: list[str], circom: list[str], circuit: str = "bench") -> dict[str, Path]:
@@ -274,11 +307,13 @@ class Service:
             self.proc.wait()
 
 
-def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[str], quiet_s: float,
+def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom: list[str] | None, quiet_s: float,
                cli_runs: int, circuit: str = "bench") -> list[dict]:
+    """The rows of one size and circuit. snarkjs None (no node): the circuit from Python, no
+    snarkjs or rapidsnark row (`NO_NODE` says why), proofs checked by zktensor's verifier."""
     from zktensor.groth16.formats import read_r1cs
     from zktensor.groth16.prover import Prover, describe_run
-    f = build(k, snarkjs, circom, circuit)
+    f = build(k, snarkjs, circom, circuit) if snarkjs else build_python(k, circuit, device)
     rc = read_r1cs(f["r1cs"], load_map=False)
     n_c = rc.n_constraints
     out_dir = f["zkey"].parent / "out"
@@ -290,10 +325,14 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
     common = dict(constraints=n_c, circuit=circuit)
 
     def verified(proof, public) -> None:
-        ok = subprocess.run([*snarkjs, "groth16", "verify", str(f["vk"]), str(public), str(proof)],
-                            capture_output=True).returncode == 0
+        if snarkjs:
+            ok = subprocess.run([*snarkjs, "groth16", "verify", str(f["vk"]), str(public), str(proof)],
+                                capture_output=True).returncode == 0
+        else:
+            from zktensor.groth16.verifier import verify
+            ok = verify(f["vk"], public, proof)
         if not ok:
-            raise RuntimeError(f"{tag}: snarkjs rejects the proof in {proof}")
+            raise RuntimeError(f"{tag}: {'snarkjs' if snarkjs else 'zktensor verify'} rejects the proof in {proof}")
 
     def process_row(system, op, cmd, n, version=None, env=None, note="", **extra):
         load = wait_quiet(quiet_s)
@@ -306,19 +345,25 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
         log(f"{tag}: {system} {op} median {tm.median_s:.3f} s, peak {mib(peak)} MiB ({tm.extra})")
         return tm
 
-    # rapidsnark and snarkjs, as processes
-    rapidsnark = os.environ.get("RAPIDSNARK")
+    # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
+    # circom build; without node they are skipped, and the rows say why)
+    rapidsnark = os.environ.get("RAPIDSNARK") if snarkjs else None
     if rapidsnark:
         cmd = [rapidsnark, str(f["zkey"]), str(f["wtns"]), str(out_dir / "rs_proof.json"), str(out_dir / "rs_public.json")]
         run_process(cmd)
         verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
         process_row("rapidsnark", "groth16_prove_cli", cmd, runs, note="CLI process wall (key read + prove)")
-    sj = [*snarkjs, "groth16", "prove", str(f["zkey"]), str(f["wtns"]), str(out_dir / "sj_proof.json"),
-          str(out_dir / "sj_public.json")]
-    log(f"{tag}: snarkjs prove x{runs}")
-    run_process(sj)                                             # warm-up (disk cache)
-    sj_tm = process_row("snarkjs", "groth16_prove_cli", sj, runs, version="0.7.6",
-                        note="CLI process wall (key read + prove; ~0.1 s of node start-up)")
+    sj_tm = None
+    if snarkjs:
+        sj = [*snarkjs, "groth16", "prove", str(f["zkey"]), str(f["wtns"]), str(out_dir / "sj_proof.json"),
+              str(out_dir / "sj_public.json")]
+        log(f"{tag}: snarkjs prove x{runs}")
+        run_process(sj)                                             # warm-up (disk cache)
+        sj_tm = process_row("snarkjs", "groth16_prove_cli", sj, runs, version="0.7.6",
+                            note="CLI process wall (key read + prove; ~0.1 s of node start-up)")
+    else:
+        log(f"{tag}: snarkjs and rapidsnark rows skipped: {NO_NODE}")
+        common["peers_skipped"] = NO_NODE
 
     # zktensor, resident key
     t = time.perf_counter()
@@ -335,8 +380,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
     prover.prove(f["wtns"], profile=True)
     run = prover.last_run
     stages = {s.name: round(1e3 * s.seconds, 1) for s in sorted(run.stats, key=lambda s: s.start_s)}
-    log(f"{tag}: zktensor resident median {tm.median_s:.3f} s (snarkjs/zktensor = {sj_tm.median_s / tm.median_s:.2f}x)\n"
-        + run.table())
+    vs = f" (snarkjs/zktensor = {sj_tm.median_s / tm.median_s:.2f}x)" if sj_tm else ""
+    log(f"{tag}: zktensor resident median {tm.median_s:.3f} s{vs}\n" + run.table())
     rows.append(row(row_from_timing("zktensor", "groth16_prove", "bn254", 1 << k, threads, tm, target=target,
                                     unit="proofs/s", unit_value=1 / tm.median_s,
                                     strategy=describe_run(run),
@@ -347,7 +392,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str], circom: list[
                     stages_ms=stages, critical_path_ms=round(1e3 * run.critical_path_s(), 1),
                     profiled_wall_ms=round(1e3 * run.wall_s, 1),
                     peak_mib=mib(run.peak_host_bytes), key_resident_mib=mib(prover.memory_bytes()),
-                    snarkjs_over_zktensor=round(sj_tm.median_s / tm.median_s, 3), times_s=tm.all_s, **common))
+                    snarkjs_over_zktensor=round(sj_tm.median_s / tm.median_s, 3) if sj_tm else None,
+                    times_s=tm.all_s, **common))
     prover.close()
 
     # zktensor prove, in-process and through the service, as processes
@@ -393,19 +439,21 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     import torch
     device = a.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if not shutil.which("node"):
-        log("node is not installed: snarkjs cannot run")
-        return 2
-    snarkjs, circom = node_tools()
+    if shutil.which("node"):
+        snarkjs, circom = node_tools()
+    else:
+        log(f"node is not installed: {NO_NODE}")
+        snarkjs = circom = None
     rows = []
     for circuit in a.circuits:
         for k in a.sizes:
             rows += bench_size(k, a.runs, device, snarkjs, circom, a.quiet_wait, a.cli_runs, circuit)
             if not a.no_save:   # after every size: a long run keeps what it measured
-                path = write_results(a.name, rows, machine_info(),
-                                     notes="bench/groth16.py: prove time and peak memory, rapidsnark (when "
-                                           "$RAPIDSNARK), snarkjs 0.7.6 and zktensor in the same run; keys "
-                                           "from zktensor setup")
+                notes = ("bench/groth16.py: prove time and peak memory, rapidsnark (when $RAPIDSNARK), snarkjs "
+                         "0.7.6 and zktensor in the same run; keys from zktensor setup")
+                if snarkjs is None:
+                    notes += f"; snarkjs and rapidsnark not run: {NO_NODE}"
+                path = write_results(a.name, rows, machine_info(), notes=notes)
                 log(f"wrote {path}")
     systems = [("rapidsnark", "groth16_prove_cli", "rapidsnark"), ("snarkjs", "groth16_prove_cli", "snarkjs"),
                ("zktensor", "groth16_prove_cli", "zt prove"), ("zktensor", "groth16_prove_service", "zt serve"),

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # The GPU path on a machine with a CUDA GPU and without the MLIR bindings (a lent GPU machine).
 #
-#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env tests compile msm ntt groth16 (default: all)
-#   scripts/gpu.sh --pack                here, before: pre-build the Triton source and copy the
-#                                        test fixtures into ignored folders that travel
+#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env warmup tests-ops tests-proofs compile msm ntt
+#                                        groth16:K (2^K constraints; default: all, groth16:16 18 20)
+#   scripts/gpu.sh --pack                here, before: pre-build the Triton source (the GPU tests'
+#                                        and benchmarks' kernels, a proof of one fixture per curve)
+#                                        and copy the test fixtures into ignored folders that travel
 #
 # Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go
 # to bench/results/gpu/. Each step runs under `timeout` (GPU_STEP_SECONDS, default 540)
-# so that one step fits a device call of 10 minutes: call the steps one or two at a time.
-# Before the first call, run `scripts/gpu.sh --pack` here and name .zktensor-prebuilt and
-# .gpu-fixtures in the device tool's `carry`.
+# so that one step fits a device call of 10 minutes: call the steps one or two at a time
+# (the first call's `warmup` compiles the GPU proof's kernels, which Triton keeps for the
+# later calls while the machine stays warm). Before the first call, run
+# `scripts/gpu.sh --pack` here and name .zktensor-prebuilt and .gpu-fixtures in the device
+# tool's `carry`. No node there: bench.groth16 writes its circuits from Python
+# (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records
+# why the snarkjs/rapidsnark rows are missing.
 set -u -o pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -20,9 +26,16 @@ fi
 
 if [ "${1:-}" = "--pack" ]; then
     set -e
-    "$PY" -m zktensor.prebuild
-    rm -rf .gpu-fixtures && mkdir -p .gpu-fixtures
     src="${ZKT_FIXTURES_BUILD:-tests/fixtures/build}"
+    # a proof's own programs (QAP, witness check, the device graph's blinding and sums, the
+    # chunked uploads) depend on the curve, not the circuit: one fixture per curve
+    proofs=""
+    for f in multiplier multiplier_bls; do
+        [ -f "$src/$f/circuit_final.zkey" ] && proofs="$proofs${proofs:+,}$src/$f"
+    done
+    [ -n "$proofs" ] || echo "gpu.sh: no fixture built (scripts/fixtures.sh): the proofs' own kernels are not pre-built"
+    "$PY" -m zktensor.prebuild ${proofs:+--proofs "$proofs"} --setup
+    rm -rf .gpu-fixtures && mkdir -p .gpu-fixtures
     while read -r name source prime; do
         case "$name" in ''|'#'*) continue ;; esac
         [ -f "$src/$name/circuit_final.zkey" ] || { echo "gpu.sh: fixture $name not built (scripts/fixtures.sh)"; continue; }
@@ -34,9 +47,9 @@ if [ "${1:-}" = "--pack" ]; then
     exit 0
 fi
 
-OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|tests|compile|msm|ntt|groth16 ...] | scripts/gpu.sh --pack}"
+OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
-STEPS="${*:-env tests compile msm ntt groth16}"
+STEPS="${*:-env warmup tests-ops tests-proofs compile msm ntt groth16:16 groth16:18 groth16:20}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
 mkdir -p "$OUT"
 LOG="$OUT/gpu.log"
@@ -67,8 +80,15 @@ for step in $STEPS; do
     case "$step" in
     env)
         run_step env bash -c "nvidia-smi; $PY -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"triton\", triton.__version__, torch.cuda.get_device_name(0))'; $PY -c 'import torch_mlir' 2>&1 | tail -1; cat .zktensor-prebuilt/manifest.json 2>/dev/null | head -c 600" ;;
-    tests)
-        run_step tests "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs --junitxml="$OUT/gpu-tests.xml" tests ;;
+    warmup)
+        # every kernel of a GPU proof compiled by Triton once, with progress (kept for the later steps)
+        run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves bn254,bls12_381 --force ;;
+    tests-ops)      # field, NTT and MSM against Python-int oracles
+        run_step tests-ops "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs -k "not groth16" \
+            --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
+    tests-proofs)   # whole proofs: verified, no host read inside the graph, keys past the device in chunks
+        run_step tests-proofs "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs -k groth16 \
+            --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
     compile)
         # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
         run_step compile env TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -m bench.gpu_first_proof --json "$OUT/first_proof.json" ;;
@@ -77,12 +97,13 @@ for step in $STEPS; do
             --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 ;;
     ntt)
         run_step ntt "$PY" -m bench.ntt --device cuda --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers ;;
-    groth16)
-        # bench.groth16 builds its circuits with node (circom2, snarkjs), which the GPU machine lacks:
-        # its built keys and witnesses (bench/build/groth16/, ignored) must travel, within 64 MiB
-        run_step groth16 "$PY" -m bench.groth16 --device cuda --cli-runs 0 --sizes ${GPU_GROTH16_SIZES:-16} ;;
+    groth16:*)
+        # one size a step: the circuit from Python, its key from zktensor's setup on the GPU
+        # (cached in bench/build/groth16/ for a later call), the resident prover timed
+        run_step "groth16-${step#groth16:}" "$PY" -m bench.groth16 --device cuda --cli-runs 0 --circuits bench \
+            --sizes "${step#groth16:}" ;;
     *)
-        say "unknown step $step (env tests compile msm ntt groth16)" ;;
+        say "unknown step $step (env warmup tests-ops tests-proofs compile msm ntt groth16:K)" ;;
     esac
 done
 mkdir -p "$OUT/results"

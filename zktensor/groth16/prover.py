@@ -18,6 +18,12 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
 On a CPU with two or more cores, B2 and C run in a forked helper process instead
 (one external node, ``msm_helper``, beside the rest; `groth16.helper` says why).
 
+On the Triton target (a GPU) the graph's tail is the device graph (`_device_nodes`):
+the blinding and the assembly are device MSMs of a few points (``blind_ab``,
+``blind_b``, ``assemble``), the witness check leaves a flag on the device, and the host
+reads nothing until the three points (`proof_points`); tables past the device's budget
+are uploaded in chunks (`host_bases`). ARCHITECTURE.md, "The proof on a device".
+
 ``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
 three evaluations go through one batched inverse NTT and one batched coset NTT
 (``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division

@@ -2,6 +2,7 @@
 
     zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key, the pairing
     zktensor warmup --curves bn254,bls12_381 --jobs 2
+    zktensor warmup --device cuda   # the GPU proof's Triton kernels (the device graph)
 
 Kernels are compiled on first use and cached on disk (`runtime.cache`); a proof on a
 fresh machine would otherwise spend its first half-minute compiling. Each step runs the
@@ -9,6 +10,14 @@ ops a proof runs at small sizes (the compiled programs do not depend on the size
 on the kinds of tables: plain or weighted, limb- or point-major), in its own process,
 `--jobs` at a time: compiles in different processes run on different cores, and the cache
 publishes every entry atomically, so two steps compiling the same kernel are harmless.
+
+``--device cuda`` runs the steps on the GPU, the Triton target: the proof's device graph
+(also with its tables in host memory, uploaded in chunks), its device MSMs and NTT passes.
+There Triton compiles each kernel to the GPU's code on its first launch (kept in Triton's
+cache, ``TRITON_CACHE_DIR``); its source comes from the kernel cache or
+`.zktensor-prebuilt/` (a machine without the MLIR bindings cannot generate it). The
+pairing step, the verifier's host code, is not a GPU kernel and is left to a warmup on
+the CPU.
 """
 from __future__ import annotations
 
@@ -20,68 +29,78 @@ import time
 STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover", "pairing")
 
 
-def _field(curve: str) -> None:
+def _field(curve: str, device: str = "cpu") -> None:
     import zktensor as zt
     from ..kernels.field_programs import to_mont
     F = zt.field(f"{curve}.fr")
-    a, b = F.random(64), F.random(64)
+    a, b = F.random(64, device=device), F.random(64, device=device)
     (a * b - a.square() + 7).to_ints()
     zt.batch_inverse(b)
     to_mont(F, a.data)
 
 
-def _ntt(curve: str) -> None:
+def _ntt(curve: str, device: str = "cpu") -> None:
     import zktensor as zt
     from .r1cs_to_qap import coset_shift
     F = zt.field(f"{curve}.fr")
-    x = F.random((3, 1 << 10))
+    x = F.random((3, 1 << 10), device=device)
     zt.ntt(zt.intt(x), coset=coset_shift(F, 1 << 10))
 
 
-def _points(G, n: int):
-    """n distinct points for the price of ~2·sqrt(n) scalar multiplications: Q_j + R_k."""
+def _points(G, n: int, device: str = "cpu"):
+    """n distinct points for the price of ~2·sqrt(n) scalar multiplications: Q_j + R_k
+    (Python-int scalars: their bits go to the device once)."""
+    import secrets
     a = 1 << (n.bit_length() // 2)
-    Q = G.generator((a,)) * G.Fr.random(a)
-    R = G.generator((n // a,)) * G.Fr.random(n // a)
+    Q = G.generator((a,), device=device) * [secrets.randbelow(G.r) for _ in range(a)]
+    R = G.generator((n // a,), device=device) * [secrets.randbelow(G.r) for _ in range(n // a)]
     return (Q.reshape(1, a) + R.reshape(n // a, 1)).reshape(n)
 
 
-def _msm(curve: str, g: str) -> None:
+def _msm(curve: str, g: str, device: str = "cpu") -> None:
     import zktensor as zt
     from .key import PLAIN
     G = zt.group(f"{curve}.{g}")
     for n, M in ((1 << 9, PLAIN), (1 << 11, 1), (1 << 13, 1)):     # plain, weighted, point-major weighted
-        P = _points(G, n)
+        P = _points(G, n, device)
         B = zt.msm_prepare(P, checkpoint=M, n_hint=n)
-        k = G.Fr.random(n)
+        k = G.Fr.random(n, device=device)
         plan = zt.msm_plan(k, B, B)
         zt.msm(plan, B)
         zt.msm(k, B)
         zt.msm_many([(k[: n // 2], 0), (k[n // 2:], n // 2)], B)
-    zt.msm(G.Fr.random(64), _points(G, 64))
+    zt.msm(G.Fr.random(64, device=device), _points(G, 64, device))
 
 
-def _prover(curve: str) -> None:
+def _prover(curve: str, device: str = "cpu") -> None:
     from .demo import demo_files
     from .prover import Prover
     if curve != "bn254":
         return                      # the demo key is BN254's; the steps above cover the others' ops
     f = demo_files()
-    with Prover(f["zkey"], r1cs=f["r1cs"], device="cpu") as p:
+    with Prover(f["zkey"], r1cs=f["r1cs"], device=device) as p:
         p.prove(f["wtns"])
         p.prove(f["wtns"], check=False)
+    if device != "cpu":             # a key past the device's table budget: its chunked uploads
+        with Prover(f["zkey"], r1cs=f["r1cs"], device=device, table_cache=False, table_budget=1 << 16) as p:
+            p.prove(f["wtns"])
 
 
-def _pairing(curve: str) -> None:
+def _pairing(curve: str, device: str = "cpu") -> None:
     """The verifier's compiled pairing check, G2 membership test and vk_x (one module)."""
     from ..kernels.pairing_cpu import compiled
     if compiled(curve, build=True) is None:
         raise RuntimeError(f"the {curve} pairing cannot be compiled here (no MLIR bindings)")
 
 
-def run_step(step: str, curve: str) -> None:
-    {"field": _field, "ntt": _ntt, "msm_g1": lambda c: _msm(c, "g1"), "msm_g2": lambda c: _msm(c, "g2"),
-     "prover": _prover, "pairing": _pairing}[step](curve)
+def run_step(step: str, curve: str, device: str = "cpu") -> None:
+    {"field": _field, "ntt": _ntt, "msm_g1": lambda c, d: _msm(c, "g1", d), "msm_g2": lambda c, d: _msm(c, "g2", d),
+     "prover": _prover, "pairing": _pairing}[step](curve, device)
+
+
+def steps(device: str = "cpu") -> tuple:
+    """The steps of a warmup on `device` (the pairing is host code: a CPU warmup's)."""
+    return STEPS if device == "cpu" else tuple(s for s in STEPS if s != "pairing")
 
 
 def _bar(done: int, total: int, what: str, t0: float) -> str:
@@ -90,9 +109,10 @@ def _bar(done: int, total: int, what: str, t0: float) -> str:
     return f"\rzktensor warmup [{'#' * fill}{'-' * (w - fill)}] {done}/{total} {what:<28} {time.monotonic() - t0:5.1f} s"
 
 
-def _stamp(curves):
-    """The file that says a warmup of `curves` ran to the end against this compiler and these
-    kernels (a hash of their sources), so that setup scripts may call warmup every time."""
+def _stamp(curves, device: str = "cpu"):
+    """The file that says a warmup of `curves` on `device` ran to the end against this compiler
+    and these kernels (a hash of their sources), so that setup scripts may call warmup every
+    time."""
     import hashlib
     from pathlib import Path
     from ..runtime.cache import cache_root, compiler_fingerprint
@@ -101,17 +121,21 @@ def _stamp(curves):
     for f in sorted([*pkg.glob("kernels/*.py"), *pkg.glob("ops/**/*.py"), Path(__file__)]):
         h.update(f.read_bytes())
     h.update(",".join(sorted(curves)).encode())
+    if device != "cpu":
+        h.update(f"device {device}".encode())
     return cache_root() / "kernels" / f"warmup-{h.hexdigest()[:16]}.done"
 
 
-def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr) -> int:
-    """Run every (step, curve) in a process of its own, `jobs` at a time; 0 if all succeeded."""
-    stamp = _stamp(curves)
+def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr,
+           device: str = "cpu") -> int:
+    """Run every (step, curve) in a process of its own on `device`, `jobs` at a time; 0 if all
+    succeeded."""
+    stamp = _stamp(curves, device)
     if stamp.exists() and not force:
         print(f"zktensor warmup: the kernels are compiled already ({stamp.parent}; --force runs it again)",
               file=out)
         return 0
-    tasks = [(s, c) for c in curves for s in STEPS]
+    tasks = [(s, c) for c in curves for s in steps(device)]
     jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
     env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -122,7 +146,7 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     while pending or running:
         while pending and len(running) < jobs:
             s, c = pending.pop(0)
-            running[(s, c)] = subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", s, c], env=env,
+            running[(s, c)] = subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", s, c, device], env=env,
                                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(0.1)
         for key, p in list(running.items()):
@@ -143,8 +167,9 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     for (s, c), msg in failed:
         print(f"zktensor warmup: {c} {s} failed: {msg[0]}", file=out)
     from ..runtime.cache import cache_root
-    print(f"zktensor warmup: {'done' if not failed else 'FAILED'} in {time.monotonic() - t0:.1f} s "
-          f"({jobs} at a time; kernels cached in {cache_root() / 'kernels'})", file=out)
+    where = f"kernels cached in {cache_root() / 'kernels'}" + ("" if device == "cpu" else "; GPU code in Triton's cache")
+    print(f"zktensor warmup: {'done' if not failed else 'FAILED'} on {device} in {time.monotonic() - t0:.1f} s "
+          f"({jobs} at a time; {where})", file=out)
     if not failed:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(f"{','.join(curves)}\n")
@@ -155,6 +180,8 @@ def configure(p) -> None:
     p.add_argument("--curves", default="bn254", help="comma-separated: bn254, bls12_381 (default: bn254)")
     p.add_argument("--jobs", type=int, help="steps at a time, each a process (default: the cores, at most 4)")
     p.add_argument("--force", action="store_true", help="run even if a warmup of this code ran to the end")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="cpu (default), or cuda: the GPU proof's Triton kernels, compiled on the GPU")
 
 
 def run(a) -> int:
@@ -163,8 +190,14 @@ def run(a) -> int:
     if bad:
         print(f"zktensor: error: unknown curve {bad[0]!r} (bn254, bls12_381)", file=sys.stderr)
         return 2
-    return warmup(curves, a.jobs, a.force)
+    device = getattr(a, "device", "cpu")
+    if device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            print("zktensor: error: --device cuda: no CUDA GPU here", file=sys.stderr)
+            return 2
+    return warmup(curves, a.jobs, a.force, device=device)
 
 
 if __name__ == "__main__":
-    run_step(sys.argv[1], sys.argv[2])
+    run_step(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "cpu")
