@@ -109,7 +109,7 @@ def test_other_weights_need_another_commitment(private_mlp):
     refused(c, mixed, "private weights: packing")
 
 
-def test_cnn_tampered_conv_and_pool():
+def test_cnn_tampered_conv_and_pools():
     torch.manual_seed(32)
     c = zk.compile(with_bn_stats(CNN()), torch.zeros(1, 1, 8, 8), input_scale=4, weights="fixed")
     w = c.witness(torch.rand(1, 8, 8) * 3 - 1)
@@ -126,6 +126,12 @@ def test_cnn_tampered_conv_and_pool():
             o = fid(c, g["out"][e])
             bad[o] = (bad[o] + 1) % P                                # a ReLU output not from its sign
             refused(c, bad, where, "relu (sign bit × magnitude)")
+    # the average pool read by the Linear layer has wires of its own, tied to its sums
+    pooled = block(c, "pooled sums")[0]
+    bad = list(w)
+    j = fid(c, pooled.start)
+    bad[j] = (bad[j] + 1) % P
+    refused(c, bad, "avgpool", "pooled sums: equals its value")
     # the max pool's selected difference: another value than sign × difference
     t = block(c, "selected difference")[0]
     for e in (0, t.n - 1):

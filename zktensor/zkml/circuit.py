@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from . import gadgets as G
-from .frontend import UnsupportedError
+from .frontend import UnsupportedError, consumers
 from .lc import LC, N8, P, System, signed_to_words, words_to_ints
 from .quant import QModel, quantise_input
 
@@ -115,9 +115,20 @@ class Circuit:
                 hi = u(x.hi.unsqueeze(-1), 1).sum(-1)
                 G.check_limit(int(max(-lo.min(), hi.max())), name)
                 t = T(lc, lo, hi)
+                mfn = None
+                if lc.K > 1 and self._read_by_a_product_layer(i):
+                    # a Linear or Conv2d reads every pooled value in many rows (conv: channels ×
+                    # kernel taps), each a copy of its K-term LC: one wire per value (one linear
+                    # constraint) makes those rows K times shorter (fewer nonzeros for A·w, B·w
+                    # and the witness check)
+                    o, _, mfn = G.materialize(sys, f"{name}: pooled sums", lc.flat())
+                    t = T(o.reshape(*L.shape), lo, hi)
 
-                def fn(W, v, k=k, s=s):
-                    return v.unfold(2, k[0], s[0]).unfold(3, k[1], s[1]).sum((-1, -2))
+                def fn(W, v, k=k, s=s, mfn=mfn):
+                    out = v.unfold(2, k[0], s[0]).unfold(3, k[1], s[1]).sum((-1, -2))
+                    if mfn is not None:
+                        mfn(W, out.reshape(out.shape[0], -1))
+                    return out
             elif L.op == "maxpool":
                 t, fn = self._maxpool(L, ins[0], name)
             elif L.op == "reshape":
@@ -153,6 +164,19 @@ class Circuit:
         self._outputs(Ts[-1])
         if private:
             self.private.commit()
+
+    def _read_by_a_product_layer(self, i: int) -> bool:
+        """Whether layer i's output reaches a Linear or Conv2d (through reshapes)."""
+        users = consumers(self.qm.layers)
+        todo = list(users[i])
+        while todo:
+            j = todo.pop()
+            op = self.qm.layers[j].op
+            if op in ("linear", "conv"):
+                return True
+            if op == "reshape":
+                todo += users[j]
+        return False
 
     def _fixed_layer(self, i, L, x: T, name: str):
         """Linear/Conv2d with constant weights: the accumulator is an LC, then one rescale."""
