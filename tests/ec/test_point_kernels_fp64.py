@@ -2,12 +2,13 @@
 
 The fp64 strategy (52-bit limbs in doubles, products split by fused multiply-adds) is
 the alternative to int32 that a GPU measurement decides between (ARCHITECTURE.md, "Data layout"); both must
-be bit-exact. Here every kernel of the device MSM (from_mont of the scalars,
-accumulation rounds, bucket reduction, window sums, combination) runs with fp64 under
-the Triton interpreter on a batch of two MSMs with every exceptional addition (the
-identity, P + P, P + (-P), scalars 0, 1 and repeats), against the Python-int oracle,
-with no host read (tests/guard.py). sm_90a compilation of the same kernels with fp64:
-tests/ec/test_msm_device.py::test_aot_sm90a.
+be bit-exact. Here every kernel of the device MSM (from_mont of the scalars, the
+accumulation rounds, the chain kernel as bucket reduction, window sums and combination)
+runs with fp64 under the Triton interpreter, for every group, on a batch of two MSMs with
+every exceptional addition (the identity, P + P, P + (-P), scalars 0, 1 and repeats),
+against the Python-int oracle, with no host read (tests/guard.py). sm_90a compilation of
+the same kernels with fp64: tests/ec/test_msm_device.py::test_aot_sm90a (BN254 G1; every
+group with ZKTENSOR_AOT_ALL=1) and bench/sass_report.py --proof-kernels.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from zktensor.ops.msm import MSMConfig, device
 
 
 @pytest.mark.slow        # minutes: every point formula of the MSM interpreted
-@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1"])
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2", "mnt4753.g1"])
 def test_device_msm_fp64_exact(name):
     g = group_record(name)
     pts = list(oracle_points(name, 8))
@@ -31,8 +32,10 @@ def test_device_msm_fp64_exact(name):
     ks2 = [(k * 5 + 1) % 256 for k in ks]
     G = zt.group(name)
     P, K = G.tensor(pts), G.Fr.tensor([ks, ks2])
+    st = {}
     with zt.config(target="triton", strategy="fp64"):
         with SyncGuard() as guard:
-            res = device.device_msm(G, K, P, MSMConfig(window=3, segment=2), {}, bits=8)
-    assert guard.triton_launches > 0
+            res = device.device_msm(G, K, P, MSMConfig(window=3, segment=2), st, bits=8)
+    assert guard.triton_launches == 1 + st["rounds"] + len(st["reduce_levels"]) + 1   # from_mont, rounds,
+    # the reduction's levels, the windows
     assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]

@@ -34,12 +34,15 @@ column stride, a word stride and a component stride (`PointTensor` data (L, K, n
                         the sorted digits (indirect: entry e is base order[e] % n, negated
                         where its digit is < 0) or the previous round's segment sums
     chain[lanes]        lane i keeps a running sum r and an accumulator a: n_run steps
-                        r += src[run_off + i·M + M-1-t]; a += r, then n_groups Horner
-                        groups (d0 doublings of a in the first, d in the others, then
-                        a += src[add_off + i·M2 + M2-1-g]); stores r and a. It is the
-                        bucket reduction (blocks of LB buckets), the window sums (a small
-                        scan over the blocks, then LB·that plus the blocks' sums) and the
-                        window combination (Horner, C doublings between windows)
+                        r += x_k; a += r for k = M-1 .. 0, x_k = src[run_off + i·M + k]
+                        (so a = sum_k (k+1)·x_k; without the last a += r, last_a = 0:
+                        a = sum_k k·x_k), then n_groups Horner groups (d0 doublings of a
+                        in the first, d in the others, then a += src[add_off + i·M2 +
+                        M2-1-g]); stores r and a. It is each level of the bucket
+                        reduction (blocks of buckets, then blocks of blocks: their sums
+                        r_k and weighted sums a_k merge as r = sum r_k, a = m·sum k·r_k +
+                        sum a_k) and the window combination (Horner, C doublings between
+                        windows)
 
 Every size is a runtime argument and no argument is specialised on its value or alignment,
 so each kernel compiles once per group, strategy and BLOCK (a warm-up at any size serves
@@ -309,20 +312,21 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
     _store(S, "c", "out", "j", "live", L)
     L.append("")
     # -- chain -----------------------------------------------------------------------------
-    L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "M2", "add_off",
-                                                             "n_groups", "d0", "d", "r_off", "a_off"))
+    L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "last_a", "M2",
+                                                             "add_off", "n_groups", "d0", "d", "r_off", "a_off"))
     L += ["    lane = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = lane < n_lanes",
-          "    steps = 2 * n_run + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
+          "    run_steps = 2 * n_run - 1 + last_a",
+          "    steps = run_steps + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
     _ident_init(S, "r", ident, L)
     _ident_init(S, "a", ident, L)
     # one step a trip, one pstep in the code: which operands, whether it loads and whether it
     # doubles follow from the trip count alone (the same for every lane)
     L += ["    for q in range(steps):",
-          "        run = q < 2 * n_run",
+          "        run = q < run_steps",
           "        run_p = run & (q % 2 == 0)",             # r += src[...]
           "        run_r = run & (q % 2 == 1)",             # a += r
-          "        h = tl.maximum(q - 2 * n_run, 0)",       # Horner trip: group g, trip w in it
+          "        h = tl.maximum(q - run_steps, 0)",       # Horner trip: group g, trip w in it
           "        first = h <= d0",
           "        g = tl.where(first, 0, 1 + (h - d0 - 1) // (d + 1))",
           "        w = tl.where(first, h, (h - d0 - 1) % (d + 1))",

@@ -17,12 +17,14 @@ on those alone, and none of them waits for the device.
    segments of each bucket the same way, until every bucket is one sum (R rounds, S^R >=
    the most entries a bucket can hold). The segment counts of all rounds follow from the
    first round's bucket sizes by ceil(c/S^r), computed before any kernel runs.
-4. Reduction (`bucket_reduce`, `window_sums`): running sums over blocks of LB buckets, one
-   lane a block, then a small scan over the blocks of each row.
-5. Windows (`combine`): Horner, C doublings between windows.
+4. Reduction (`chain`, once a level, `reduce_levels`): blocks of 2^b buckets a lane (a
+   running sum r and the weighted sum a = sum_j (j+1)·B_j), then blocks of blocks merged
+   (r = sum r_k, a = m·sum_k k·r_k + sum_k a_k), until each row is one lane: the critical
+   path is a few short chains, not a walk over the row's 2^(C-1) buckets.
+5. Windows (`chain` again): Horner, C doublings between windows.
 
 Exceptional additions (P + P, P - P, the identity) are resolved inside the kernels
-(`msm_device.padd`), never on the host.
+(`msm_device.pstep`), never on the host.
 """
 from __future__ import annotations
 
@@ -81,8 +83,7 @@ def layout(n: int, B: int, C: int, W: int, S: int) -> dict:
     for _ in range(R):
         lanes.append(-(-entries // S) + NB)
         entries = lanes[-1]
-    LB = 1 << ((C - 1) // 2)            # buckets a lane walks in the reduction
-    return dict(N=N, rows=rows, NB=NB, R=R, lanes=lanes, LB=LB, KB=N // LB)
+    return dict(N=N, rows=rows, NB=NB, R=R, lanes=lanes)
 
 
 _CONSTS_KEPT = 16                # small index tensors per (shape, device), most recent kept
@@ -171,32 +172,51 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
                 + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
         _go(mod.accumulate, lanes, args, interpret, block)
         src = out
-    # 4-5: the chain kernel three times (bucket (row, v) is column row·N + v - 1 of the last
-    # round's output): running sums over blocks of LB buckets, lane (row, k) = row·KB + k,
-    # its run r and its weighted sum a side by side in `ra`; then per row the scan over its
-    # KB blocks (a = sum_k k·run_k), LB·a, plus every block's sum; then Horner over the
-    # windows of each batch row, C doublings between them
-    KB, LB = lay["KB"], lay["LB"]
-    blocks = rows * KB
-    ra = torch.empty((L, K, 2 * blocks), dtype=torch.int32, device=dev)
-    _go(mod.chain, blocks, _chain_args(src, ra, blocks, run=(LB, 0, LB), outs=(0, blocks)), interpret, block)
-    tw = torch.empty((L, K, rows), dtype=torch.int32, device=dev)
-    _go(mod.chain, rows, _chain_args(ra, tw, rows, run=(KB, 0, KB - 1), horner=(KB, blocks, KB, LB.bit_length() - 1, 0)),
-        interpret, block)
+    # 4: the bucket reduction, level by level (bucket (row, v) is column row·N + v - 1 of the
+    # last round's output): blocks of m buckets a lane, their sums r and weighted sums a
+    # (weights 1..m) side by side in `ra`; then blocks of G blocks, r = sum r_k and
+    # a = m·sum k·r_k + sum a_k, until one lane a row holds T_row = sum_v v·B_v
+    levels = reduce_levels(C)
+    m = 1 << levels[0]
+    lanes = rows * N // m
+    ra = torch.empty((L, K, 2 * lanes), dtype=torch.int32, device=dev)
+    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), outs=(0, lanes)), interpret, block)
+    for bits_g in levels[1:]:
+        G = 1 << bits_g
+        nxt = torch.empty((L, K, 2 * (lanes // G)), dtype=torch.int32, device=dev)
+        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0),
+                                               horner=(G, lanes, G, m.bit_length() - 1, 0), outs=(0, lanes // G)),
+            interpret, block)
+        ra, lanes, m = nxt, lanes // G, m * G
+    # 5: windows: Horner over each batch row's W window sums (T at column rows + b·W + t of ra)
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
-    _go(mod.chain, B, _chain_args(tw, res, B, horner=(W, 0, W, 0, C)), interpret, block)
+    _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block)
     if stats is not None:
         stats.update(window=C, windows=W, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
-                     reduce_blocks=KB, path="device")
+                     reduce_levels=levels, path="device")
     return PointTensor(GS, res)
 
 
-def _chain_args(src, dst, lanes: int, run=(1, 0, 0), horner=(1, 0, 0, 0, 0), outs=(-1, 0)) -> list:
-    """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps) of the
-    running sums, horner = (M2, offset, groups, doublings in the first group, doublings in
-    the others), outs = (column of r or -1, column of a) in dst (lane i at offset + i)."""
-    return (msm_device.strides(src) + msm_device.strides(dst) + [lanes, run[0], run[1], run[2]]
-            + list(horner) + list(outs))
+def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0, 0), outs=(-1, 0)) -> list:
+    """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps, last_a)
+    of the running sums (last_a 0: weights 0..M-1, else 1..M), horner = (M2, offset, groups,
+    doublings in the first group, doublings in the others), outs = (column of r or -1,
+    column of a) in dst (lane i at offset + i)."""
+    return msm_device.strides(src) + msm_device.strides(dst) + [lanes, *run, *horner, *outs]
+
+
+LEVEL_BITS = 4          # at most 2^4 blocks merged a level: a lane's chain stays short
+
+
+def reduce_levels(C: int) -> list[int]:
+    """log2 of the bucket reduction's fan-in per level, for N = 2^(C-1) buckets a row: the
+    first level's lanes walk 2^b buckets (2 additions each), every later one merges 2^b
+    blocks (3 additions each and the doublings of the weight), at most LEVEL_BITS bits a
+    level. The levels' chains run one after the other, each one lane deep per row, so the
+    reduction's critical path is their sum, not N (a running sum over a row is N deep)."""
+    bits = C - 1
+    k = max(1, -(-bits // LEVEL_BITS))
+    return [bits // k + (1 if i < bits % k else 0) for i in range(k)]
 
 
 def _scalar_words(GS, scalars, dev) -> torch.Tensor:
