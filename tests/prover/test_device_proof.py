@@ -13,8 +13,10 @@ products, NTTs, the QAP, the witness check, the blinding and assembly, the chunk
 uploads and the sums of their partial results) runs on the Triton target. The proof
 then passes the pairing verifier and snarkjs's public signals.
 
-The chunked MSM itself is checked with its kernels interpreted (scalars below 2^8, as
-test_msm_device does): exactly the unchunked device MSM and the oracle.
+The chunked MSM (`host_bases`) is checked against the unchunked device MSM and the oracle
+with the same stand-in for the kernels, and the one new use of the kernels, the 1-bit
+device MSM that adds the chunks' partial sums, runs interpreted against the oracle (slow:
+an interpreted device MSM costs minutes whatever its size).
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from tests.guard import SyncGuard, _Mode, _state
 from tests.oracles import ec as O
 from zktensor.algebra.curves import group as group_record
 from zktensor.groth16.formats.json_io import Proof
-from zktensor.groth16.host_bases import HostBases
+from zktensor.groth16.host_bases import HostBases, row_sums
 from zktensor.groth16.key import host_tables
 from zktensor.groth16.prover import Prover
 from zktensor.groth16.r1cs_to_qap import WitnessError, words_to_limbs
@@ -110,10 +112,12 @@ class _FixedSecrets:
         return v % n
 
 
+@pytest.mark.slow
 def test_guarded_proof_on_the_triton_target(fixtures, oracle_msm, monkeypatch):
     """The proof with its tables on the device and with every table in host memory in chunks of
     one point (table_budget=1): no host read in the graph, the same points (r, s fixed), a
-    proof that verifies."""
+    proof that verifies. Then a witness that breaks a constraint: the device check's flag,
+    read with the proof, names the constraint as the host check does."""
     from zktensor.groth16 import prover as prover_mod
     monkeypatch.setattr(prover_mod, "secrets", _FixedSecrets())
     fx = fixtures["multiplier"]
@@ -136,20 +140,12 @@ def test_guarded_proof_on_the_triton_target(fixtures, oracle_msm, monkeypatch):
     assert verify(prover.zkey, public, proof)
     assert not verify(prover.zkey, [(public[0] + 1) % prover.F.p] + public[1:], proof)
 
-
-def test_bad_witness_flag_read_at_the_end(fixtures, oracle_msm):
-    """A witness that breaks a constraint: the device check's flag, read with the proof,
-    names the constraint as the host check does."""
-    fx = fixtures["multiplier"]
+    bad = words.copy()
+    bad[-1, 0] ^= 1                                                 # the last wire, one bit off
     with zt.config(target="triton"):
-        prover = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False, table_cache=False)
-        words, where = prover.witness_words(fx.wtns)
-        bad = words.copy()
-        bad[-1, 0] ^= 1                                         # the last wire, one bit off
         want = prover.r1cs_check.first_unsatisfied(words_to_limbs(bad, "cpu"))
         assert want is not None
-        g, guard, run, *_ = _guarded_proof(prover, [int.from_bytes(w.astype("<u4").tobytes(), "little")
-                                                   for w in bad])
+        *_, run, _, _, _ = _guarded_proof(prover, [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in bad])
         with pytest.raises(WitnessError, match=f"constraint {want} ") as e:
             prover.proof_points(run, "w")
     assert e.value.constraint == want
@@ -166,21 +162,70 @@ def test_host_tables_policy():
     assert host_tables(sizes, 10) == ({"H", "B2", "ab1c"}, 1)
 
 
-def test_chunked_msm_exact():
-    """HostBases: 4 bases in chunks of 2, a batch of two MSMs with the identity, a repeated base,
-    scalars 0, 1 and the largest below 2^4; the chunks' device MSMs and the sum of their
-    partial results interpreted: the oracle's sums."""
+def test_chunked_msm_exact(oracle_msm):
+    """HostBases: 8 bases in chunks of 3 (the last of 2), a batch of two full-width MSMs with
+    the identity, a repeated base, P and -P, scalars 0, 1 and r - 1: the chunks' slices of
+    scalars and bases and the sum of their partial results give the unchunked sums (kernels
+    by the oracle, `oracle_msm`; `test_row_sums_exact` runs the sum's own)."""
     name = "bn254.g1"
     g = group_record(name)
     G = zt.group(name)
     rng = np.random.default_rng(3)
-    pts = [O.mul(g, g.generator, int(k)) for k in rng.integers(1, 1 << 30, size=4)]
-    pts[1], pts[3] = None, pts[2]
-    rows = [[0, 1, 15, 15], [int(k) for k in rng.integers(0, 16, size=4)]]
+    pts = [O.mul(g, g.generator, int(k)) for k in rng.integers(1, 1 << 30, size=8)]
+    pts[1], pts[3], pts[5] = None, pts[2], O.neg(g, pts[4])
+    rows = [[0, 1, g.r - 1] + [int(k) for k in rng.integers(0, 1 << 62, size=5)],
+            [int(k) * 7919 % g.r for k in rng.integers(1, 1 << 62, size=8)]]
     P = G.tensor(pts)
     words = torch.from_numpy(np.array([[[(k >> (32 * j)) & 0xFFFFFFFF for k in row] for row in rows]
                                        for j in range(G.Fr.limbs)], dtype=np.uint32).view(np.int32))
-    hb = HostBases(G, [(a, P.data[:, :, a:a + 2].contiguous()) for a in (0, 2)], "cpu", MSMConfig(window=2))
+    hb = HostBases(G, [(a, P.data[:, :, a:a + 3].contiguous()) for a in range(0, 8, 3)], "cpu")
     with zt.config(target="triton"):
-        got = hb.msm(words, bits=4)
-    assert got.to_affine() == [O.msm(g, pts, row) for row in rows]
+        got = hb.msm(words)
+        whole = device.device_msm(G, words, P, MSMConfig())
+    assert [n for _, n, _ in oracle_msm] == [3, 3, 2, 6, 8]         # three chunks, their sum, the whole
+    assert got.to_affine() == whole.to_affine() == [O.msm(g, pts, row) for row in rows]
+
+
+@pytest.mark.slow
+def test_row_sums_exact():
+    """The sum of the chunks' partial results with its kernels interpreted: a 1-bit device MSM
+    over two batches of two partial sums (one the identity, one a repeated point)."""
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    a, b = O.mul(g, g.generator, 5), O.mul(g, g.generator, 11)
+    parts = [G.tensor([a, None]), G.tensor([a, b])]
+    with zt.config(target="triton"):
+        got = row_sums(G, parts)
+    assert got.to_affine() == [O.add(g, a, a), b]
+
+
+def test_validation_is_remembered(tmp_path, monkeypatch):
+    """A device key's validation, kept under its sha256: read back while it names this code's
+    checks, not once they change."""
+    from zktensor.groth16 import key_check
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path))
+    digest = "ab" * 32
+    assert key_check.remembered(digest) is None
+    key_check.remember(digest, key_check.KEY_CHECK_STAMP)
+    assert key_check.remembered(digest) == key_check.KEY_CHECK_STAMP
+    key_check.remember(digest, "zkey-check-v0")
+    assert key_check.remembered(digest) is None
+
+
+@pytest.mark.parametrize("chunk", [None, 2])
+def test_key_check_on_the_triton_target(fixtures, oracle_msm, tmp_path, chunk):
+    """validate_zkey on the key's device (the Triton target), whole sections or chunks of 2
+    points: a G2 point outside the subgroup is refused (its combinations are device MSMs of
+    64-bit scalars), the valid key passes."""
+    from test_key_check import _outside, _patched
+    from zktensor.groth16.formats import FormatError, read_zkey
+    from zktensor.groth16.formats.points import codec
+    from zktensor.groth16.key_check import KEY_CHECK_STAMP, validate_zkey
+    src = fixtures["multiplier"].zkey
+    bad = _patched(src, tmp_path, 7, 2 * codec("bn254", "g2").size, codec("bn254", "g2").encode(_outside("bn254", "g2")))
+    with zt.config(target="triton"):
+        assert validate_zkey(read_zkey(src), on_curve_checked=True, device="cpu", chunk=chunk) == KEY_CHECK_STAMP
+        with pytest.raises(FormatError, match="not in bn254's G2 subgroup"):
+            validate_zkey(read_zkey(bad), on_curve_checked=True, device="cpu", chunk=chunk)
+    assert {(name, rows) for name, _, rows in oracle_msm} == {("bn254.g2", 5)}

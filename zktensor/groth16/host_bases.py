@@ -105,20 +105,21 @@ class HostBases:
             self._copy = torch.cuda.Stream(dev)
         copy = self._copy
         copy.wait_stream(compute)    # the buffers' memory may be the last use's on this stream
-        bufs = [torch.empty((G.L, G.K, self.chunk), dtype=torch.int32, device=dev) for _ in range(2)]
+        size = G.L * G.K * self.chunk
+        bufs = [torch.empty(size, dtype=torch.int32, device=dev) for _ in range(2)]
         read = [None, None]          # the event after the MSM that last read each buffer
         parts = []
         for i, (a, c) in enumerate(self.chunks):
             j, m = i % 2, c.shape[2]
+            dst = bufs[j][:G.L * G.K * m].view(G.L, G.K, m)          # contiguous, as the chunk
             with torch.cuda.stream(copy):
                 if read[j] is not None:
                     copy.wait_event(read[j])
-                bufs[j][:, :, :m].copy_(c, non_blocking=True)
+                dst.copy_(c, non_blocking=True)
                 ready = torch.cuda.Event()
                 ready.record(copy)
             compute.wait_event(ready)
-            parts.append(msm_device.device_msm(G, words[:, :, a:a + m], PointTensor(G, bufs[j][:, :, :m]), cfg,
-                                               bits=bits))
+            parts.append(msm_device.device_msm(G, words[:, :, a:a + m], PointTensor(G, dst), cfg, bits=bits))
             read[j] = torch.cuda.Event()
             read[j].record(compute)
         for b in bufs:                # the copy stream wrote them: not reused before its copies end
