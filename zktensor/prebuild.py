@@ -3,6 +3,7 @@
     python -m zktensor.prebuild                              # int32 + fp64, BN254 + BLS12-381
     python -m zktensor.prebuild --strategies int32 --curves bn254 --out DIR
     python -m zktensor.prebuild --proofs tests/fixtures/build/multiplier   # + a whole proof's kernels
+    python -m zktensor.prebuild --setup                      # + `zktensor setup`'s (bench/groth16.py on a GPU)
 
 Generating a kernel's Triton source goes through the MLIR bindings, which a lent GPU
 machine does not have (the torch-mlir wheel does not travel). This command generates
@@ -11,11 +12,16 @@ in the device tool's `carry`), where the kernel cache looks after its own
 (`runtime.cache.lookup`). Triton compiles the source to the GPU's code there, on first use.
 
 How: it runs the operations of the GPU path on the Triton target at tiny sizes, on CPU
-tensors (under the Triton interpreter), records every kernel-cache entry they use, and
-copies the Triton ones (generated source, no CPU code) into the folder. Which programs
-an operation traces depends on the target and the strategy, not on the device, so the
-GPU finds the same keys. Entries are keyed by the compiler's own source
-(`cache.compiler_fingerprint`): after editing the compiler, run this again.
+tensors, records every kernel-cache entry they use, and copies the Triton ones (generated
+source, no CPU code) into the folder. Which programs an operation traces depends on the
+target and the strategy, not on the device, so the GPU finds the same keys. The values
+come from the host (`on_host`): every Triton program is generated, then run as the same
+program compiled for the CPU target (every strategy and target computes the same words);
+the device MSM's host program runs and its module is generated, its sums come from the
+CPU target's MSM; the NTT's module and tables are made, its transform runs by stages.
+So a workload runs as it does on a GPU, branches included, in seconds: a whole proof with its witness check and its
+verification, the tests marked gpu, a key setup. Entries are keyed by the compiler's own
+source (`cache.compiler_fingerprint`): after editing the compiler, run this again.
 """
 from __future__ import annotations
 
@@ -53,11 +59,13 @@ def recording():
     """Collects the entry directories handed out by the kernel cache inside the block, and the
     workloads (`_tag`) that used each: {key: (path, {tags})}."""
     used: dict[str, tuple] = {}
-    # programs this process compiled earlier are memoised past the cache: forget them, so
-    # that every program the block uses is looked up (and so recorded) again
-    from .kernels import elementwise
+    # programs and kernel modules this process loaded earlier are memoised past the cache:
+    # forget them, so that every one the block uses is looked up (and so recorded) again
+    from .kernels import elementwise, msm_device, msm_triton, ntt_triton
     elementwise._programs.clear()
     elementwise._by_object.clear()
+    for mod in (msm_device, msm_triton, ntt_triton):
+        mod._modules.clear()
 
     def note(key, d):
         used.setdefault(key, (Path(d), set()))[1].add(_tag["now"])
@@ -71,8 +79,8 @@ def recording():
                 note(key, d)
             return d
 
-        def build_(key, builder, _build=build):
-            d = _build(key, builder)
+        def build_(key, builder, *args, _build=build, **kw):
+            d = _build(key, builder, *args, **kw)
             note(key, d)
             return d
         mod.lookup, mod.build = lookup, build_
@@ -82,6 +90,61 @@ def recording():
     finally:
         for mod, look, build in patched:
             mod.lookup, mod.build = look, build
+
+
+@contextlib.contextmanager
+def on_host():
+    """Inside the block, computations on the Triton target get their values from the host
+    (module doc): Triton programs are generated (so recorded), then run compiled for the
+    CPU target; device MSMs make their launches' arguments but not the launches, and their
+    sums are the CPU target's MSM's (written into the device program's output)."""
+    import numpy as np
+    import torch
+
+    import zktensor as zt
+    from .ir import ec as ec_ir
+    from .kernels import elementwise, field_programs, msm_ec, msm_triton, ntt_triton
+    from .kernels.ntt_plan import tables
+    from .ops.msm import device
+    from .ops.ntt import stage_ntt
+    real_get, real_msm, real_launch = elementwise.get_program, device.device_msm, device._launch
+    real_ntt = ntt_triton.ntt_triton
+
+    def get_program(prog, strategy, target, cuts=None):
+        if target != "triton":
+            return real_get(prog, strategy, target, cuts)
+        c = real_get(prog, strategy, target, cuts)
+        if isinstance(prog, ec_ir.EcProgram) and len(c.meta["calls"]) == 1:
+            msm_triton.module(c, True)                  # the point kernel's own module
+        return real_get(prog, strategy, "cpu", cuts)
+
+    def device_msm(GS, scalars, points, cfg, stats=None, bits=None):
+        out = real_msm(GS, scalars, points, cfg, stats, bits=bits)
+        with zt.config(target="cpu"):
+            if isinstance(scalars, torch.Tensor):       # standard-form words (Lr, B, n)
+                scalars = scalars.permute(1, 2, 0).numpy()
+            if isinstance(scalars, np.ndarray):         # (B, n, Lr) words
+                B, n = scalars.shape[:2]
+                scalars = GS.Fr.from_bytes(np.ascontiguousarray(scalars).tobytes()).reshape(B, n)   # 32-bit words
+            sums = zt.msm(scalars, points)
+        out.data.copy_(sums.data.reshape(out.data.shape))
+        return out
+    def ntt(plan, data, cfg, strategy):
+        ntt_triton.module(plan.F.params, strategy, True)       # the pass kernels' module
+        tables(plan.F, plan.n, data.device).twiddles(plan.inverse)
+        plan.pre_table(), plan.post_table()
+        return stage_ntt(plan, data)                            # the same transform, by stages
+
+    saved = [(m, "get_program", getattr(m, "get_program")) for m in (elementwise, field_programs, msm_ec)]
+    for m, name, _ in saved:
+        setattr(m, name, get_program)
+    device.device_msm, device._launch, ntt_triton.ntt_triton = device_msm, (lambda *a, **kw: None), ntt
+    try:
+        yield
+    finally:
+        for m, name, f in saved:
+            setattr(m, name, f)
+        device.device_msm, device._launch, ntt_triton.ntt_triton = real_msm, real_launch, real_ntt
 
 
 # -- the workloads: each touches the programs one part of the GPU path traces ----------------
@@ -97,6 +160,7 @@ def field_ops(curve: str, progress) -> None:
         c = a * b + a - b
         c = (-c).square()
         a.inverse()
+        a ** 5                      # the exponent tests/gpu checks (a program per exponent)
         F.full((2,), 3) * a[:2]
         c.to_ints()
         assert torch.equal((a == a), torch.ones(4, dtype=torch.bool))
@@ -115,43 +179,54 @@ def ntt_ops(curve: str, progress) -> None:
 
 
 def msm_ops(curve: str, progress) -> None:
-    """Point programs (on-curve check, addition, affine conversion) run interpreted on a few
-    points; the MSM's device program is generated and its launches made but not interpreted
-    (a full-width MSM is hundreds of interpreted point formulas deep; its module and the
-    programs inside it are what is recorded, not its values)."""
+    """Point programs (on-curve check, addition, doubling, scalar multiplication, affine
+    conversion) and the MSM's device program, as the GPU tests and bench/msm.py use them."""
     import torch
 
     import zktensor as zt
-    from .ops.msm import device
     for g in ("g1", "g2"):
         G = zt.group(f"{curve}.{g}")
         progress(f"{G.name} points and msm")
         gen = torch.Generator().manual_seed(1)
-        with zt.config(target="cpu"):
-            P = G.random(4, generator=gen)
-            xy, inf = P.affine()
+        P = G.random(4, generator=gen)
+        xy, inf = P.affine()
         k = G.Fr.random(4, generator=gen)
         P = G.from_affine(xy, inf, check=True)
-        (P[:2] + P[2:]).to_affine()
-        real = device._launch
-        device._launch = lambda *a, **kw: None
-        try:
-            zt.msm(k, P)
-            zt.msm(k, zt.msm_prepare(P))
-        finally:
-            device._launch = real
+        (P[:2] + P[2:]).double().to_affine()
+        G.tensor([G.params.generator, None])
+        zt.msm(k, P).to_affine()
+        zt.msm(k, zt.msm_prepare(P))
+        zt.msm([[1, 2, 3, 4], [0, 0, 1, 5]], P)
 
 
 def proof(path: Path, progress) -> None:
+    """A proof on the Triton target as the GPU runs it (the device graph): the key's load and
+    validation, the witness check against the .r1cs beside the key (if there), the proof,
+    its verification; once with its tables in host memory in chunks (a key larger than
+    the device)."""
     from .groth16.prover import Prover
     zkey = path / "circuit_final.zkey" if path.is_dir() else path
     wtns = zkey.parent / "witness.wtns"
+    r1cs = next(iter(sorted(zkey.parent.glob("*.r1cs"))), None)
     progress(f"proof {zkey.parent.name}")
-    Prover(zkey, device="cpu", helper=False).prove(wtns, check=False, verify=True)
+    for budget in (None, 1):
+        Prover(zkey, r1cs=r1cs, device="cpu", helper=False, table_cache=False, table_budget=budget).prove(wtns)
+
+
+def key_setup(progress) -> None:
+    """`groth16.setup` on the Triton target (bench/groth16.py makes its keys on the GPU) for
+    the demo circuit, BN254 (the bench's curve)."""
+    import tempfile
+
+    from .groth16.demo import demo_files
+    from .groth16.setup import setup
+    progress("setup of the demo circuit")
+    with tempfile.TemporaryDirectory() as d:
+        setup(demo_files()["r1cs"], Path(d) / "demo.zkey", device="cpu")
 
 
 def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progress=None,
-             workloads=None) -> dict:
+             workloads=None, setup: bool = False) -> dict:
     """Run the workloads (default: field_ops, ntt_ops, msm_ops; each a function of a curve name
     and a progress callback) for each strategy on the Triton target and copy the Triton entries
     they used into out/kernels/; returns the manifest (also written to out/manifest.json)."""
@@ -160,7 +235,7 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
     from .runtime import cache
     say = progress or (lambda msg: print(f"prebuild: {msg}", file=sys.stderr, flush=True))
     t0 = time.perf_counter()
-    with recording() as used:
+    with recording() as used, on_host():
         for strategy in strategies:
             with zt.config(strategy=strategy, target="triton", tuned=False):
                 for curve in curves:
@@ -170,6 +245,9 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
                 for p in proofs:
                     _tag["now"] = f"{strategy} proof {Path(p).name}"
                     proof(Path(p), lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
+                if setup:
+                    _tag["now"] = f"{strategy} setup"
+                    key_setup(lambda m, s=strategy: say(f"[{s}] {m} ({time.perf_counter() - t0:.0f} s)"))
     dest = out / "kernels"
     dest.mkdir(parents=True, exist_ok=True)
     entries = {}
@@ -186,7 +264,7 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
             shutil.rmtree(dest / key, ignore_errors=True)
             tmp.rename(dest / key)
     manifest = {"fingerprint": cache.compiler_fingerprint(), "curves": list(curves),
-                "strategies": list(strategies), "proofs": [str(p) for p in proofs],
+                "strategies": list(strategies), "proofs": [str(p) for p in proofs], "setup": setup,
                 "entries": entries, "seconds": round(time.perf_counter() - t0, 1)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     say(f"{len(entries)} Triton entries in {out} ({manifest['seconds']} s)")
@@ -200,7 +278,8 @@ def main(argv=None) -> int:
     ap.add_argument("--curves", default=",".join(CURVES))
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--proofs", default="", help="zkey files or fixture folders (circuit_final.zkey and "
-                    "witness.wtns), comma-separated: also the kernels of a whole proof of each")
+                    "witness.wtns, a .r1cs if there), comma-separated: also the kernels of a whole proof of each")
+    ap.add_argument("--setup", action="store_true", help="also the kernels of `zktensor setup` (BN254)")
     args = ap.parse_args(argv)
     for s in args.strategies.split(","):
         if s not in STRATEGIES:
@@ -210,7 +289,7 @@ def main(argv=None) -> int:
         zkey = p / "circuit_final.zkey" if p.is_dir() else p
         if not zkey.exists() or not (zkey.parent / "witness.wtns").exists():
             ap.error(f"--proofs: {p}: needs circuit_final.zkey (or the zkey given) and witness.wtns beside it")
-    prebuild(Path(args.out), args.curves.split(","), args.strategies.split(","), proofs)
+    prebuild(Path(args.out), args.curves.split(","), args.strategies.split(","), proofs, setup=args.setup)
     return 0
 
 

@@ -43,3 +43,33 @@ def test_prebuilt_source_runs_without_a_compiler(tmp_path, monkeypatch):
     with zt.config(target="triton", strategy="int32"):
         got = (F.tensor([1, 2, p - 1]) * F.tensor([3, 4, p - 1])).to_ints()
     assert got == [3, 8, 1]
+
+
+def test_pack_covers_the_gpu_tests(tmp_path):
+    """What scripts/gpu.sh --pack pre-builds (the default workloads and a proof of one
+    fixture per curve) holds every Triton entry that tests/gpu's checks launch: they run
+    here on CPU tensors with their values from the host (`prebuild.on_host`), one curve
+    and strategy, recording the entries they look up."""
+    import sys
+    from pathlib import Path
+
+    import tests.gpu.test_gpu as gpu
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "groth16"))
+    from fixture_support import BUILD, FIXTURES
+    fx = next(f for f in FIXTURES if f.name == "multiplier")
+    if not (BUILD / fx.name / "circuit_final.zkey").exists():
+        pytest.skip("fixtures not built (scripts/fixtures.sh)")
+    manifest = prebuild.prebuild(tmp_path / "prebuilt", curves=("bn254",), strategies=("int32",),
+                                 proofs=[BUILD / fx.name], progress=lambda m: None)
+    with prebuild.recording() as used, prebuild.on_host(), zt.config(target="triton", strategy="int32"):
+        for name in ("bn254.fr", "bn254.fq"):
+            gpu.check_field_ops(name, "int32", "cpu")
+        gpu.check_ntt("bn254.fr", "int32", 4, "cpu")
+        for name in ("bn254.g1", "bn254.g2"):
+            gpu.check_msm(name, "int32", "cpu")
+        gpu.check_groth16_proof(fx, "cpu")
+        gpu.check_groth16_proof(fx, "cpu", table_budget=1)
+    launched = {k for k, (d, _) in used.items() if (d / "kernels.py").exists()}
+    assert launched, "no Triton entry recorded"
+    missing = {k: sorted(used[k][1]) for k in launched - set(manifest["entries"])}
+    assert not missing, f"launched by tests/gpu but not pre-built: {missing}"
