@@ -170,3 +170,23 @@ def test_cnn_private_weights_tampered_product_and_weight():
     bad = list(w)
     bad[fid(c, bits.start)] ^= 1
     refused(c, bad, f"layer {convs[0]} conv", "paired products")
+
+
+class OneConv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 3, 3)
+
+    def forward(self, x):
+        return self.conv(x).flatten(1)
+
+
+def test_paired_products_only_within_the_exact_range():
+    # 32-bit inputs: a paired factor (w + x) squared could pass 2^62, so the layer keeps plain
+    # products; 8-bit inputs pair. Both exact against the integer reference.
+    torch.manual_seed(34)
+    m = OneConv().eval()
+    for bits, scheme in ((32, "plain"), (8, "paired")):
+        c = zk.compile(m, torch.zeros(1, 1, 5, 5), input_scale=0, input_bits=bits, act_scale=0, weights="private")
+        assert c.products[1]["scheme"] == scheme
+        agree(c, edge_inputs(c, n_random=2))

@@ -115,7 +115,8 @@ def edge_inputs(c, n_random=6, seed=0):
     lo, hi = -(1 << (o.input_bits - 1)), (1 << (o.input_bits - 1)) - 1
     shape = c.input_shape
     g = torch.Generator().manual_seed(seed)
-    xs = [torch.zeros(shape), torch.full(shape, hi), torch.full(shape, lo),
+    # int64 until the end: float32 would round 2^31 - 1 (32-bit inputs) up, out of range
+    xs = [torch.zeros(shape, dtype=torch.int64), torch.full(shape, hi), torch.full(shape, lo),
           torch.where(torch.arange(torch.Size(shape).numel()).reshape(shape) % 2 == 0, hi, lo)]
     xs += [torch.randint(lo, hi + 1, shape, generator=g) for _ in range(n_random)]
     return torch.stack(xs).double() / 2.0 ** o.input_scale

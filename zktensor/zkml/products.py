@@ -24,13 +24,16 @@ Known zeros. An input that is identically zero at compile time (a convolution's 
 with no nonzero coefficient) needs no product: w·0 = 0. A pair whose two inputs are zero
 contributes (w_a)(w_b) - w_a·w_b - 0 = 0 and is left out with its weight-pair term; an input
 pair with a zero side is 0.
+
+Plain products are the fallback whenever pairs would not be fewer, or when a paired factor's
+square could reach 2^62 (the exact int64 range the witness is computed in).
 """
 from __future__ import annotations
 
 import torch
 
 from . import gadgets as G
-from .lc import LC, System
+from .lc import INT_LIMIT, LC, System
 
 
 def _sel(lc: LC, pos: torch.Tensor, f: torch.Tensor) -> LC:
@@ -89,7 +92,10 @@ def inner_products(sys: System, name: str, wl: LC, H: int, xs: LC, xamax: torch.
     Pn = xs.shape[0]
     live = (xs.coef != 0).any(-1)
     plain_n, paired_n = plan_cost(O, live)
-    paired = fan >= 2 and paired_n < plain_n
+    # a paired product's factors are sums of a weight and an input: its values must stay within
+    # the exact int64 range too (checked in Python ints, before any tensor could wrap)
+    xm = int(xamax.max()) if xamax.numel() else 0
+    paired = fan >= 2 and paired_n < plain_n and 2 * (H + xm) ** 2 < INT_LIMIT
     steps = []                              # fn(W, wv, xv) filling one block of wires
     lcs = []
     const = torch.zeros(O * Pn, dtype=torch.int64)
