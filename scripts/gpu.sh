@@ -12,8 +12,8 @@
 # so that one step fits a device call of 10 minutes: call the steps one or two at a time
 # (the first call's `warmup` compiles the GPU proof's kernels, which Triton keeps for the
 # later calls while the machine stays warm). Before the first call, run
-# `scripts/gpu.sh --pack` here and name .zktensor-prebuilt and .gpu-fixtures in the device
-# tool's `carry`. No node there: bench.groth16 writes its circuits from Python
+# `scripts/gpu.sh --pack` here and name .gpu-fixtures in the device tool's `carry` (it holds
+# the fixtures and the pre-built source, compressed; the first step unpacks it). No node there: bench.groth16 writes its circuits from Python
 # (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records
 # why the snarkjs/rapidsnark rows are missing.
 set -u -o pipefail
@@ -43,7 +43,14 @@ if [ "${1:-}" = "--pack" ]; then
         cp "$src/$name/circuit_final.zkey" "$src/$name/witness.wtns" "$src/$name/$source.r1cs" \
            "$src/$name/public.json" "$src/$name/verification_key.json" ".gpu-fixtures/$name/"
     done < tests/circuits/fixtures.txt
-    du -sh .zktensor-prebuilt .gpu-fixtures
+    # the generated source is ~100 MB of Python, past the 64 MiB a device call carries: it
+    # travels compressed (xz: ~6 MB) inside .gpu-fixtures and is unpacked there
+    "$PY" - <<'PYEOF'
+import tarfile
+with tarfile.open(".gpu-fixtures/prebuilt.tar.xz", "w:xz") as t:
+    t.add(".zktensor-prebuilt")
+PYEOF
+    du -sh .zktensor-prebuilt .gpu-fixtures .gpu-fixtures/prebuilt.tar.xz
     exit 0
 fi
 
@@ -74,7 +81,15 @@ if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
     say "no CUDA GPU here: nothing to run"
     exit 1
 fi
-[ -f .zktensor-prebuilt/manifest.json ] || say "warning: no .zktensor-prebuilt/ (run scripts/gpu.sh --pack here first and carry it)"
+if [ ! -f .zktensor-prebuilt/manifest.json ] && [ -f .gpu-fixtures/prebuilt.tar.xz ]; then
+    say "unpacking .gpu-fixtures/prebuilt.tar.xz"
+    "$PY" - <<'PYEOF'
+import tarfile
+with tarfile.open(".gpu-fixtures/prebuilt.tar.xz") as t:
+    t.extractall(".", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+PYEOF
+fi
+[ -f .zktensor-prebuilt/manifest.json ] || say "warning: no .zktensor-prebuilt/ (run scripts/gpu.sh --pack here first and carry .gpu-fixtures)"
 
 for step in $STEPS; do
     case "$step" in
