@@ -240,11 +240,21 @@ def test_row_sums_exact():
 
 
 def test_validation_is_remembered(tmp_path, monkeypatch):
-    """A device key's validation, kept under its sha256: read back while it names this code's
-    checks, not once they change."""
+    """A device key's validation, kept under its file's identity: read back while it names this
+    code's checks, not once they change; an edited file is another file, even with its
+    modification time set back."""
+    import os
+    import time
     from zktensor.groth16 import key_check
     monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path))
-    digest = "ab" * 32
+    key = tmp_path / "k.zkey"
+    key.write_bytes(b"key")
+    digest = key_check.file_identity(key)
+    st = os.stat(key)
+    time.sleep(0.01)
+    key.write_bytes(b"kez")
+    os.utime(key, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert key_check.file_identity(key) != digest
     assert key_check.remembered(digest) is None
     key_check.remember(digest, key_check.KEY_CHECK_STAMP)
     assert key_check.remembered(digest) == key_check.KEY_CHECK_STAMP

@@ -255,25 +255,27 @@ class ResidentKey:
         """The MSM tables: mapped from the on-disk table cache (`table_cache`) when the key came
         as a path whose tables are there, else prepared (and then stored there)."""
         from . import table_cache
-        from .key_check import is_current, remember, remembered, validate_zkey
+        from .key_check import file_identity, is_current, remember, remembered, validate_zkey
         self.tables_from, self.validated = "built", {}
         self._cached_fixed, self._store = {}, None
         cached = path is not None and (table_cache.enabled() if use_cache is None else use_cache)
-        digest = timed("zkey_sha256", lambda: table_cache.file_digest(path)) if cached else None
         on_host = self.device.type == "cpu"
+        digest = timed("zkey_sha256", lambda: table_cache.file_digest(path)) if cached and on_host else None
+        # device tables are not cached (they are the key's points, uploaded): the validation is
+        # remembered by itself, under the file's identity (a stat, where a sha256 of a 2^20
+        # key's ~500 MB would cost about what a GPU's validation does)
+        ident = file_identity(path) if cached and not on_host else None
 
         def validate():        # once per key content: the stamp travels with the cached tables
-            if not on_host and digest is not None:
-                self.validated["zkey_check"] = remembered(digest)
+            if ident is not None:
+                self.validated["zkey_check"] = remembered(ident)
             if not is_current(self.validated.get("zkey_check")):
                 # on the key's device: a GPU prover needs no CPU kernel (the points were
                 # decoded with check=True, so the subgroup tests remain)
                 self.validated["zkey_check"] = timed("validate", lambda: validate_zkey(
                     self.zkey, on_curve_checked=True, device=self.device, chunk=self.chunk or None))
-                if not on_host and digest is not None:
-                    # device tables are not cached (they are the key's points, uploaded): the
-                    # validation is remembered by itself, under the key's digest
-                    remember(digest, self.validated["zkey_check"])
+                if ident is not None:
+                    remember(ident, self.validated["zkey_check"])
         specs = {name: self._table_spec(name, secs, G) for name, secs, G in tables}
         if digest is not None and on_host and not self.host:
             got = timed("table_cache", lambda: table_cache.load(digest, specs, self.device))

@@ -24,7 +24,8 @@ Where: on the device the key's tables live on (``device=``), so that a prover on
 needs no CPU-compiled kernel: the points are decoded there and, on the Triton target,
 the combinations are one device MSM over 64-bit scalars (`ops.msm.device.device_msm`
 with ``bits=64``, its scalars standard-form words uploaded as they are drawn). Its result
-(k points) is read once, for the Python-int subgroup test.
+(k points) is read once, for the Python-int subgroup test. A device key's validation is
+remembered under its file's identity (`file_identity`, `remember`).
 
 What a structurally valid key cannot show (an H point swapped with its neighbour, a
 changed coefficient) is caught by verifying every proof before it is written; the
@@ -157,14 +158,26 @@ def _random_words(Fr, k: int, n: int) -> np.ndarray:
     return words
 
 
+def file_identity(path) -> str:
+    """A key file as it is now: its path, inode, size, modification and change times (the
+    change time cannot be set back by a user: an edited file gets another identity)."""
+    import hashlib
+    import json
+    import os
+    st = os.stat(path)
+    text = json.dumps([os.path.realpath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _stamp_file(digest: str):
     from ..runtime.cache import cache_root
     return cache_root() / "validated" / f"{digest}.stamp"
 
 
 def remembered(digest: str) -> str | None:
-    """The stamp `remember` wrote for a key of this sha256 if it names the checks of this code
-    (else None): a key whose tables are not in the table cache (a GPU's) is validated once."""
+    """The stamp `remember` wrote for a key of this digest (`file_identity`) if it names the
+    checks of this code (else None): a key whose tables are not in the table cache (a GPU's)
+    is validated once."""
     try:
         stamp = _stamp_file(digest).read_text().strip()
     except OSError:
@@ -173,7 +186,7 @@ def remembered(digest: str) -> str | None:
 
 
 def remember(digest: str, stamp: str) -> None:
-    """Record that the key of this sha256 passed ``validate_zkey`` (a read-only cache only
+    """Record that the key of this digest passed ``validate_zkey`` (a read-only cache only
     loses the memory)."""
     from ..runtime.atomic import atomic_write
     path = _stamp_file(digest)
@@ -199,4 +212,5 @@ def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False, device=None, ch
     return KEY_CHECK_STAMP
 
 
-__all__ = ["KEY_CHECK_STAMP", "validate_zkey", "is_current", "combinations_for", "remember", "remembered"]
+__all__ = ["KEY_CHECK_STAMP", "validate_zkey", "is_current", "combinations_for", "remember", "remembered",
+           "file_identity"]
