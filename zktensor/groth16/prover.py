@@ -339,13 +339,26 @@ class Prover(ResidentKey):
             g.add("check", lambda w: self.r1cs_check.unsatisfied(w), ["w_std"], lane="check", kind="check",
                   priority=10)
             ins.append("check")
-        ones = self._upload(_scalar_words(self.F, [[1, 1]]))         # made here: uploaded before the run
+        ones = self._device_constants()["ones"]
 
         def assemble(ac, pi_b, h, failed=None):
             pts = cat_points([ac[1].reshape(1), h.reshape(1)])
             pi_c = msm_device.device_msm(self.G1, ones, pts, MSMConfig(), bits=1)[0]
             return ac[0], pi_b, pi_c, failed
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
+
+    def _device_constants(self) -> dict:
+        """The device graph's fixed operands, made once, when a graph is built (before any run,
+        on the caller's stream, which every lane waits for): the key's points the blinding
+        MSMs add ([alpha_1, beta_1, delta_1], [beta_2, delta_2]) and the 1-bit scalars of
+        assemble's sum."""
+        c = getattr(self, "_dev_constants", None)
+        if c is None:
+            c = self._dev_constants = {
+                "g1": cat_points([self.alpha_1.reshape(1), self.beta_1.reshape(1), self.delta_1.reshape(1)]),
+                "g2": cat_points([self.beta_2.reshape(1), self.delta_2.reshape(1)]),
+                "ones": self._upload(_scalar_words(self.F, [[1, 1]]))}
+        return c
 
     def _upload(self, t: torch.Tensor) -> torch.Tensor:
         """Host data to the key's device; to a GPU from pinned memory, queued on the current
@@ -366,17 +379,13 @@ class Prover(ResidentKey):
 
     def _device_ac(self, u: dict, bl: dict) -> PointTensor:
         """[pi_a, pi_c - H] (`_device_nodes`): one G1 device MSM of six points, two rows."""
-        pts = cat_points([u["a"].reshape(1), u["b1"].reshape(1), u["c"].reshape(1), self._fixed_g1])
+        pts = cat_points([u["a"].reshape(1), u["b1"].reshape(1), u["c"].reshape(1), self._device_constants()["g1"]])
         return msm_device.device_msm(self.G1, bl["g1"], pts, MSMConfig())
 
     def _device_b(self, B2: PointTensor, bl: dict) -> PointTensor:
         """pi_b = B2 + beta_2 + s·delta_2 (`_device_nodes`): a G2 device MSM of three points."""
-        pts = cat_points([B2.reshape(1), self.beta_2.reshape(1), self.delta_2.reshape(1)])
+        pts = cat_points([B2.reshape(1), self._device_constants()["g2"]])
         return msm_device.device_msm(self.G2, bl["g2"], pts, MSMConfig())[0]
-
-    @property
-    def _fixed_g1(self) -> PointTensor:
-        return cat_points([self.alpha_1.reshape(1), self.beta_1.reshape(1), self.delta_1.reshape(1)])
 
     def _msm(self, bases: Bases, scalars: FieldTensor, G) -> PointTensor:
         if bases.prepared is None:
