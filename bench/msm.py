@@ -53,14 +53,15 @@ def _vm_kib(field: str) -> int:
     return 0
 
 
-def make_bases(G, n: int, seed: int = 1):
-    """n distinct points: all sums Q_i + R_j of two small random sets, as affine XYZZ data."""
+def make_bases(G, n: int, seed: int = 1, device="cpu"):
+    """n distinct points: all sums Q_i + R_j of two small random sets, as affine XYZZ data,
+    made on `device` (a GPU machine has no CPU kernels to make them with)."""
     import torch
     gen = torch.Generator().manual_seed(seed)
     a = min(n, 256)
     b = -(-n // a)
-    Q = G.random(a, generator=gen)
-    R = G.random(b, generator=gen)
+    Q = G.random(a, generator=gen, device=device)
+    R = G.random(b, generator=gen, device=device)
     P = (Q.reshape(1, a) + R.reshape(b, 1)).reshape(-1)[:n]
     xy, inf = P.affine()
     return G.from_affine(xy, inf, check=False)
@@ -88,7 +89,7 @@ def one(args) -> dict:
     G = zt.group(args.group)
     n = 1 << args.log_size
     t0 = time.perf_counter()
-    P = make_bases(G, n).to(args.device)
+    P = make_bases(G, n, device=args.device)
     k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None

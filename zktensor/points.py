@@ -439,7 +439,7 @@ def _word_bits(words: torch.Tensor) -> torch.Tensor:
     """(m, 32·L) bits, most significant first, of standard-form words (L, m)."""
     w = words.to(torch.int64) & 0xFFFFFFFF
     L = w.shape[0]
-    shifts = torch.arange(31, -1, -1, dtype=torch.int64)
+    shifts = torch.arange(31, -1, -1, dtype=torch.int64, device=w.device)
     bits = ((w.flip(0).unsqueeze(-1) >> shifts) & 1).permute(1, 0, 2).reshape(w.shape[1], 32 * L)
     # drop leading all-zero columns
     nz = torch.nonzero(bits.any(dim=0))
