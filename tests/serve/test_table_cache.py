@@ -117,3 +117,15 @@ def test_entries_of_other_specs_stay_and_stale_layouts_go(cache, capfd):
     err = capfd.readouterr().err
     assert str(stale) in err and "other code" in err and not stale.exists()
     assert weighted().tables_from == "mapped" and plain().tables_from == "mapped"
+
+
+def test_entry_key_names_the_target():
+    """On CPU tensors the Triton target keeps other tables than the CPU target: their
+    entries must differ (a Triton-target prover had stored under the CPU prover's key)."""
+    import zktensor as zt
+    from zktensor.groth16 import table_cache
+    specs = {"a": {"n": 4}}
+    cpu = table_cache.entry_key("d" * 64, specs, "cpu")
+    with zt.config(target="triton"):
+        triton = table_cache.entry_key("d" * 64, specs, "cpu")
+    assert cpu != triton and cpu == table_cache.entry_key("d" * 64, specs, "cpu")

@@ -79,7 +79,12 @@ def layout_fingerprint() -> str:
 
 
 def entry_key(zkey_digest: str, specs: dict, device) -> str:
-    text = json.dumps([zkey_digest, layout_fingerprint(), specs, torch.device(device).type], sort_keys=True)
+    """The entry of a key's tables: the .zkey's content, the layout code, the tables' specs,
+    the device kind and the target that runs there (on CPU tensors the Triton target keeps
+    other tables than the CPU target: the two must not share an entry)."""
+    from ..runtime.target import choose
+    kind = torch.device(device).type
+    text = json.dumps([zkey_digest, layout_fingerprint(), specs, kind, choose(kind)[1]], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
