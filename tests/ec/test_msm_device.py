@@ -194,8 +194,9 @@ def test_public_msm_no_sync(name, log_n):
 def test_msm_exact_no_sync(name, log_n):
     """The device program at the issue's sizes with 16-bit scalars (0, 1, 2^16 - 1,
     repeats) and the bases of test_public_msm_no_sync: py_ecc's sum, no host read, at
-    most 64 launches. Windows of 4 bits and segments of 4 keep the interpreted depth small
-    (5 and 6 accumulation rounds); full width: test_public_msm_no_sync, and the digits'
+    most 64 launches. Windows of 7 bits (64 buckets a row: the reduction in two levels,
+    blocks of 8 buckets merged 8 at a time) and segments of 4 (5 and 6 accumulation rounds)
+    keep the interpreted depth small; full width: test_public_msm_no_sync, and the digits'
     closed form in test_signed_digits_full_width."""
     n = 1 << log_n
     g, pts, ks = _edge_case(name, n, bits=16)
@@ -205,9 +206,9 @@ def test_msm_exact_no_sync(name, log_n):
     st = {}
     with zt.config(target="triton"):
         with SyncGuard() as guard, counters.record() as c:
-            res = device.device_msm(G, K, P, MSMConfig(window=4, segment=4), st, bits=16)
+            res = device.device_msm(G, K, P, MSMConfig(window=7, segment=4), st, bits=16)
     assert guard.launches <= MAX_LAUNCHES and c.syncs == 0 and c.launches == guard.launches
-    assert st["rounds"] == -(-log_n // 2)
+    assert st["rounds"] == -(-log_n // 2) and st["reduce_levels"] == [3, 3]
     assert res.to_affine() == [_py_ecc_msm(g, pts, ks)]
 
 
@@ -256,14 +257,15 @@ AOT_GROUPS = ("bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2", "mnt4753.g
 AOT_DEVICE = [pytest.param(g, k, s, id=f"{g}-{k}-{s}") for g in AOT_GROUPS for k in ("accumulate", "chain")
               for s in ("int32", "fp64") if g == "bn254.g1" or os.environ.get("ZKTENSOR_AOT_ALL") == "1"]
 # the accumulation, whose work grows with n, compiles without spills for these (int32)
-SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g2", "accumulate", "int32")}
+SPILL_FREE = {("bn254.g1", "accumulate", "int32")}
 
 
 @pytest.mark.parametrize("name,kernel,strategy", AOT_DEVICE)
 def test_aot_sm90a(name, kernel, strategy):
-    """The device-MSM kernels compile for sm_90a within the register file; the int32
-    accumulation of BN254 G1 and G2 without spills. The other kernels' spills are known and
-    reported, not hidden (ARCHITECTURE.md)."""
+    """The device-MSM kernels compile for sm_90a within the register file; BN254 G1's int32
+    accumulation without spills. The other kernels' spills (G1's chain; every G2 kernel,
+    whose points are twice as many words) are known and reported, not hidden
+    (ARCHITECTURE.md, bench/results/sass_device_msm.json)."""
     from zktensor.runtime import aot
     if not aot.available():
         pytest.skip("triton wheel without ptxas/cuobjdump")
