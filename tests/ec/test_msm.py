@@ -449,3 +449,39 @@ def test_window_past_16_bits(monkeypatch, counting):
     assert zt.msm(ks, P, MSMConfig(window=17), stats=stats).to_affine() == want
     assert stats["window"] == 17
     assert zt.msm(ks, zt.msm_prepare(P, window=17, checkpoint=1)).to_affine() == want
+
+
+@pytest.mark.parametrize("checkpoint", [1, 1024])
+def test_sparse_plan_against_prepared_bases(checkpoint):
+    """A witness-like vector (mostly 0 and 1, a few short values, two full-width ones)
+    against prepared bases whose window was fixed for many dense scalars: the plan leaves
+    its buckets without offset points and reduces only the live ones (`reduce_sparse`);
+    shared by G1 and G2 bases, in a batch of two rows too, every result equal to the
+    oracle. A dense vector against the same bases keeps the offsets."""
+    from zktensor.ops.msm.plan import SPARSE_BUCKETS
+    names = ("bn254.g1", "bn254.g2")
+    n = 300
+    pts = {nm: list(oracle_points(nm, n)) for nm in names}
+    pts["bn254.g1"][7] = None
+    r = group_record("bn254.g1").r
+    rng = np.random.default_rng(3)
+    ks = [int(v) for v in rng.integers(0, 2, n)]
+    for i in range(0, n, 97):
+        ks[i] = int(rng.integers(2, 1 << 12))                  # short values
+    ks[5], ks[200] = r - 1, scalars("bn254.g1", 1, seed=4)[0]  # two full-width
+    rows = [ks, ks[::-1]]
+    bases = {nm: zt.msm_prepare(zt.group(nm).tensor(pts[nm]), window=12, checkpoint=checkpoint)
+             for nm in names}
+    plan = zt.msm_plan(ks, *bases.values())
+    batch = zt.msm_plan(rows, *bases.values())
+    assert plan.sparse and batch.sparse and not plan.offset and not batch.offset
+    for nm in names:
+        g = group_record(nm)
+        stats = {}
+        assert zt.msm(plan, bases[nm], stats=stats).to_affine() == O.msm(g, pts[nm], ks)
+        assert "reduce_sparse_rows" in stats["time"]
+        assert zt.msm(batch, bases[nm]).to_affine() == [O.msm(g, pts[nm], k) for k in rows]
+    dense = scalars("bn254.g1", n, seed=6)
+    plan = zt.msm_plan(dense, bases["bn254.g1"])
+    assert plan.offset and not plan.sparse and plan.entries * SPARSE_BUCKETS >= plan.rows * plan.N
+    assert zt.msm(plan, bases["bn254.g1"]).to_affine() == O.msm(group_record("bn254.g1"), pts["bn254.g1"], dense)

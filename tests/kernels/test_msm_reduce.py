@@ -68,3 +68,29 @@ def test_reduce_suffix_agrees(kind):
     xy, inf = G.tensor([p for col in order for p in col]).affine()
     T = msm_reduce.reduce_buckets(G, msm_tree.from_points_xy(xy), inf.clone(), rows, K, Lc)
     assert PointTensor(G, T).to_affine() == [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
+@pytest.mark.parametrize("rows,N,live", [(1, 2, 1), (3, 64, 5), (2, 1024, 40), (1, 32768, 9), (2, 16, 0)])
+def test_reduce_sparse(name, rows, N, live):
+    """Buckets mostly the identity (a sparse plan's): every live index (v = N, the top one,
+    v = 1, digits of every base-16 position, equal and opposite live buckets in a row)
+    against the Python-int oracle, as the halving reduction's layout gives them."""
+    g = group_record(name)
+    G = zt.group(name)
+    pts = list(oracle_points(name, 6))
+    rng = np.random.default_rng(N + rows + live)
+    B = [[None] * N for _ in range(rows)]
+    for r in range(rows):
+        idx = set(int(v) for v in rng.choice(N, size=min(live, N), replace=False))
+        if live:
+            idx |= {0, N - 1}
+        for v in sorted(idx):
+            B[r][v] = pts[int(rng.integers(len(pts)))]
+        if live >= 5 and N >= 64:
+            B[r][3], B[r][N // 2] = pts[0], pts[0]                   # equal buckets
+            B[r][5], B[r][17] = pts[1], O.neg(g, pts[1])             # opposite: their digit sums cancel
+    table, inf = _table(G, B, rows, N)
+    want = [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
+    got = PointTensor(G, msm_reduce.reduce_sparse(G, table, inf, rows, N)).to_affine()
+    assert got == want

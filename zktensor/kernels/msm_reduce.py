@@ -310,3 +310,49 @@ def reduce_halving(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: 
     R = add_complete(GS, R, part(0))
     clock.tick("reduce_horner")
     return R
+
+
+SPARSE_DIGIT = 4     # bits of a base-2^w digit of a bucket's index in `reduce_sparse`
+
+
+def reduce_sparse(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, N: int,
+                  block: int = 2, inverse_block: int = 2, stats: dict | None = None) -> torch.Tensor:
+    """T_r = sum_v v·B_{r,v}, as `reduce_halving` (same layout; the buckets are left as they
+    are), for rows whose buckets are mostly the identity: the work follows the live buckets,
+    not N. A plan whose digits are few next to its buckets (sparse witnesses: mostly 0 and 1)
+    leaves its buckets empty instead of giving each an offset point, and ends here.
+
+    Each live bucket's index v, in base 2^w digits d_q (w = SPARSE_DIGIT), makes it an entry
+    of bucket d_q of row (q, r) for every nonzero digit, so that
+
+        sum_v v·B_v = sum_q 2^(w·q) · sum_d d · (sum of the buckets whose digit q is d):
+
+    the entries (about live·c/w) are summed by the bucket tree (`msm_tree.segment_sums`),
+    the rows of 2^w buckets are reduced by halving, and the rows' sums over q are combined
+    by Horner (w doublings a digit). Exact whatever the buckets, like the tree and the
+    halving it is made of."""
+    import numpy as np
+
+    from .msm_tree import Clock, segment_sums
+    clock = Clock(stats)
+    w = SPARSE_DIGIT
+    Q = -(-N.bit_length() // w)                 # digits of v in 1..N
+    N2, rows2 = 1 << w, Q * rows
+    live = np.flatnonzero(~binf.cpu().numpy())    # columns (v - 1)·rows + r
+    v, r = live // rows + 1, live % rows
+    q = np.arange(Q, dtype=np.int64)[:, None]
+    d = (v[None, :] >> (w * q)) & (N2 - 1)        # (Q, live)
+    seg = (d - 1) * rows2 + q * rows + r[None, :]   # bucket d of row q·rows + r, as reduce_halving lays it
+    keep = d > 0
+    seg, col = seg[keep], np.broadcast_to(live, d.shape)[keep]
+    order = np.argsort(seg, kind="stable")
+    lens = np.bincount(seg, minlength=N2 * rows2)
+    sums, sinf = segment_sums(GS, buckets, binf, col[order], lens, block=block, inverse_block=inverse_block,
+                              stats=stats)
+    clock.tick("reduce_sparse_tree")
+    T = reduce_halving(GS, sums, sinf, rows2, N2, block, inverse_block)      # column q·rows + r
+    R = T[:, :, (Q - 1) * rows:Q * rows]
+    for k in range(Q - 2, -1, -1):
+        R = add_complete(GS, double_n(GS, R, w), T[:, :, k * rows:(k + 1) * rows])
+    clock.tick("reduce_sparse_rows")
+    return R

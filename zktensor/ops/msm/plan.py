@@ -12,6 +12,11 @@ from ...runtime.threads import host_parallel, launch_threads
 from .scalars import signed_digits
 
 PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
+SPARSE_BUCKETS = 8      # a plan whose live buckets are fewer than 1/SPARSE_BUCKETS of its buckets
+                        # (a sparse witness against a prepared key's fixed window: mostly 0 and
+                        # 1, a few short values) puts no offset point in its buckets, and its
+                        # reduction follows the live buckets (`msm_reduce.reduce_sparse`):
+                        # the offsets and the halving would cost a sum over every bucket
 
 
 @dataclass
@@ -33,6 +38,8 @@ class MSMPlan:
     ones: int = 0
     dense: int = 0
     squeeze: bool = False   # `msm` returns one point, not a (1,) batch
+    offset: bool = True     # every bucket holds an offset point (MSMConfig.offset, unless sparse)
+    sparse: bool = False    # few live buckets (`SPARSE_BUCKETS`): reduced by `msm_reduce.reduce_sparse`
     scalars: object = None  # bases on the device: the scalars themselves (the device program
                             # makes its digits and sort in its own launches)
 
@@ -58,34 +65,39 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     N = 1 << (c - 1)
     W = len(widths)
     round_off = [sum(widths[:m]) for m in range(M)]          # bit offset of round m
-    # the generator's scalar cancels the bucket offsets: sum_m 2^(off_m) sum_v v·U_v
-    if cfg.offset:
-        s = offset_total * sum(1 << o for o in round_off) % r
-        d_words = np.frombuffer(((r - s) % r).to_bytes(4 * Lr, "little"), dtype="<u4")
-    else:
-        d_words = np.zeros(Lr, dtype=np.uint32)
     # a scalar 1 is one entry, bucket 1 of the first window: the bucket tree sums the ones
-    # in the launches that sum everything else (a tree of their own took as many launches again)
+    # in the launches that sum everything else (a tree of their own took as many launches again);
+    # the generator's column carries the scalar that cancels the bucket offsets (set below)
     cols = [np.append(np.asarray(cb, dtype=np.int64), n) for _, cb in jobs]     # + the generator
-    flat = np.concatenate([np.concatenate([np.asarray(wb, dtype=np.uint32).reshape(-1, Lr), d_words[None]])
-                           for wb, _ in jobs])
+    flat = np.concatenate([np.concatenate([np.asarray(wb, dtype=np.uint32).reshape(-1, Lr),
+                                           np.zeros((1, Lr), dtype=np.uint32)]) for wb, _ in jobs])
     start = np.cumsum([0] + [len(cb) for cb in cols])
     digits = np.zeros((J * M, len(flat)), dtype=np.int32)
 
     def digits_of(lo, hi):
         digits[:W, lo:hi] = signed_digits(flat[lo:hi], widths)
     host_parallel(len(flat), digits_of, len(flat) * W)
+    # the live buckets are at most the digits other than ±1 (the ones share bucket 1 of a row)
+    # and each row's bucket 1
+    live = np.count_nonzero((digits > 1) | (digits < -1)) + Bt * M
+    sparse = live * SPARSE_BUCKETS < Bt * M * N
+    offset = bool(cfg.offset) and not sparse
+    if offset:
+        # the generator's scalar cancels the offsets: sum_m 2^(off_m) sum_v v·U_v
+        s = offset_total * sum(1 << o for o in round_off) % r
+        gen = np.frombuffer(((r - s) % r).to_bytes(4 * Lr, "little"), dtype="<u4")
+        digits[:W, start[1:] - 1] = signed_digits(gen[None], widths)
     # rows r = m·B + b (round m of batch b): its digits and their table columns j·(n+1) + i
     # (checkpoint j, base i)
     cmap = [(np.arange(J, dtype=np.int64)[:, None] * (n + 1) + cb[None, :]).ravel() for cb in cols]
     dgs = [digits[m::M, start[b]:start[b + 1]].ravel() for m in range(M) for b in range(Bt)]
     cmaps = [cmap[b] for m in range(M) for b in range(Bt)]
     clock.tick("digits")
-    tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats)
-    return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries)
+    tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats, offset, sparse)
+    return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries, offset=offset, sparse=sparse)
 
 
-def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
+def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats, offset: bool, sparse: bool):
     """The bucket tree's plan for rows of signed digits dgs[r], digit i of row r selecting
     table column cmaps[r][i] (its negation that + width; the bucket offsets U_v follow at
     2·width): (`msm_tree.TreePlan`, whether a bucket was cut into pieces, entries). Bucket
@@ -129,11 +141,12 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
     for k, (r, _, _) in enumerate(pieces):
         prior[k] = counts[r, 1:]
         counts[r] += pcounts[k]
-    lens = counts[:, 1:].ravel() + (1 if cfg.offset else 0)     # segments (row, v) in order
+    lens = counts[:, 1:].ravel() + (1 if offset else 0)     # segments (row, v) in order
     S = rows * N
     # bucket layout for the reduction: column j·(K·rows) + k·rows + row for v - 1 = k·Lc + j
     # (halving: K = 1, i.e. (v - 1)·rows + row)
-    Lc = N if cfg.reduction == "halving" else N // K
+    # (a sparse plan is reduced by `reduce_sparse`, which reads the halving layout)
+    Lc = N if cfg.reduction == "halving" or sparse else N // K
     v0 = np.tile(np.arange(N, dtype=np.int64), rows)
     rr = np.repeat(np.arange(rows, dtype=np.int64), N)
     dest = (v0 % Lc) * ((N // Lc) * rows) + (v0 // Lc) * rows + rr
@@ -161,7 +174,7 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
                 else:
                     cols, c, rank = entries(k)
                     idx[np.repeat(seg0[r * N:(r + 1) * N], c) + rank] = cols
-                if cfg.offset and a == 0:   # each segment: its entries, then its offset U_v
+                if offset and a == 0:   # each segment: its entries, then its offset U_v
                     idx[ends[r * N:(r + 1) * N] - 1] = 2 * width + np.arange(N, dtype=np.int64)
         host_parallel(len(pieces), fill, S + n_digits)
         clock.tick("sort")
@@ -186,7 +199,7 @@ def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats):
                 else:
                     cols, c, rank = entries(k)
                     src[blocks.off[rank] + np.repeat(p, c)] = cols
-                if cfg.offset and a == 0:
+                if offset and a == 0:
                     src[blocks.off[counts[r, 1:]] + p] = 2 * width + np.arange(N, dtype=np.int64)
         if blocks is not None:
             host_parallel(len(pieces), place, S + n_digits)

@@ -54,12 +54,14 @@ def _bucket_rows(GS, table, tinf, plan: MSMPlan, cfg, stats, table_rows=None):
     """T_r = sum_v v·(bucket v of row r) for every bucket row r of the plan, from the table
     (limb-major; or `table_rows`, point-major, where the caller keeps it so: `MSMBases`,
     table None): (L, 4d, rows)."""
-    from ...kernels.msm_reduce import reduce_buckets, reduce_halving
+    from ...kernels.msm_reduce import reduce_buckets, reduce_halving, reduce_sparse
     from ...kernels.msm_tree import Clock
     rows, N, K = plan.rows, plan.N, plan.K
     buckets, binf = bucket_sums(GS, table, tinf, plan, cfg, stats, table_rows)
     clock = Clock(stats)
-    if cfg.reduction == "halving":
+    if plan.sparse:             # few digits, no offsets: most buckets are empty
+        T = reduce_sparse(GS, buckets, binf, rows, N, cfg.tree_block, cfg.inverse_block, stats=stats)
+    elif cfg.reduction == "halving":
         sub = {} if stats is not None else None
         T = reduce_halving(GS, buckets, binf, rows, N, cfg.tree_block, cfg.inverse_block, stats=sub)
         if sub:
