@@ -99,3 +99,37 @@ def test_atomic_write_keeps_old_file_on_error(tmp_path):
         f.write("new")
     assert p.read_text() == "new"
     assert os.listdir(tmp_path) == ["keep.json"]
+
+
+def test_drop_pages_leaves_the_resident_set(tmp_path):
+    """A mapped file read once (a .zkey turned into tables) stops counting in the process's
+    resident memory after drop_pages, and reads the same afterwards."""
+    import mmap
+    import sys
+
+    import pytest
+
+    from zktensor.groth16.formats.binfile import drop_pages
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads /proc/self/smaps")
+    path = tmp_path / "f.bin"
+    data = bytes(range(256)) * (8 << 12)                     # 8 MiB
+    path.write_bytes(data)
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    view = memoryview(m)
+    assert sum(view[::4096]) >= 0                            # every page touched
+
+    def rss_kib() -> int:
+        lines = open("/proc/self/smaps").read().splitlines()
+        for i, line in enumerate(lines):
+            if line.endswith(str(path)):
+                return next(int(x.split()[1]) for x in lines[i + 1:] if x.startswith("Rss:"))
+        raise AssertionError("mapping not found")
+    assert rss_kib() >= 7 << 10
+    assert drop_pages(view[100:200])
+    assert rss_kib() < 1 << 10
+    assert bytes(view[:256]) == data[:256] and bytes(view[-256:]) == data[-256:]
+    assert not drop_pages(memoryview(b"not mapped")) and not drop_pages(None)
+    view.release()
+    m.close()

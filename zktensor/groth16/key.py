@@ -37,6 +37,7 @@ from ..points import PointTensor, cat as cat_points, group
 from ..tensor import field
 from .fixed_base import FixedBase
 from .formats import FormatError, read_r1cs, read_zkey
+from .formats.binfile import drop_pages
 from .formats.consistency import check_r1cs_for_zkey
 from .formats.r1cs import R1CS
 from .formats.zkey import ZKey
@@ -234,6 +235,8 @@ class ResidentKey:
                     timed(name.replace("_", "_g"), lambda name=name: getattr(self, name))
         if self._store is not None:
             timed("table_store", self._store)
+        # the file was read into tables and matrices: its mapped pages leave the resident set
+        drop_pages(getattr(z.H, "raw", None))
         self.load_s = time.perf_counter() - t0
 
     @property

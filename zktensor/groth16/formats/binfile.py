@@ -124,6 +124,19 @@ def _map(path: str):
         return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
 
 
+def drop_pages(view) -> bool:
+    """Take the pages of the mapped file behind `view` (a section's payload) out of this
+    process's resident set: they stay in the page cache and come back on the next read. A
+    key whose sections were read once into tables should not count its file a second time
+    in the prover's memory. True where it was done (a mapped file, on a system with
+    MADV_DONTNEED)."""
+    obj = getattr(view, "obj", None)
+    if isinstance(obj, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        obj.madvise(mmap.MADV_DONTNEED)
+        return True
+    return False
+
+
 def read_binfile(path, magic: bytes, max_version: int, min_version: int = 1) -> BinFile:
     """Open and check an iden3 container; its sections' payloads stay memory-mapped."""
     name = os.fspath(path)
