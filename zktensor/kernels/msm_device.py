@@ -29,7 +29,8 @@ held as K·L uint32 tensors of [BLOCK] lanes; in memory a point array is int32 w
 column stride, a word stride and a component stride (`PointTensor` data (L, K, n):
 1, K·n, n).
 
-    accumulate[lanes]   lane j sums one segment (at most S entries) of one bucket: the
+    accumulate[lanes]   lane j sums one segment (at most S entries; a block loops as often
+                        as its longest segment needs) of one bucket: the
                         lanes of bucket b are seg_end[b-1] .. seg_end[b]-1; entries are
                         the sorted digits (indirect: entry e is base order[e] % n, negated
                         where its digit is < 0) or the previous round's segment sums
@@ -158,7 +159,8 @@ def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     u = S.names("u", six)
     # builtins only (and jit functions of this module): the standard library's jit functions
     # (tl.sum, tl.zeros) fail under the interpreter when triton was imported without it
-    lines = ["@triton.jit", "def _any(x, y):", "    return x | y", ""]
+    lines = ["@triton.jit", "def _any(x, y):", "    return x | y", "",
+             "@triton.jit", "def _max(x, y):", "    return tl.maximum(x, y)", ""]
 
     def mapped(p, fn, q):                        # words of program output q of `fn`
         return [f"{p}{fns[fn]['map'][q]}_{j}" for j in range(L)]
@@ -298,7 +300,10 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
           "    e0 = tl.load(start + b, mask=valid, other=0) + (j - before) * S",
           "    e1 = tl.minimum(e0 + S, tl.load(start + b + 1, mask=valid, other=0))"]
     _ident_init(S, "c", ident, L)
-    L += ["    for s in range(S):",
+    # as many trips as the block's longest segment (at most S): short buckets, sparse or
+    # small MSMs do not pay S point steps a round
+    L += ["    trips = tl.reduce(tl.where(valid, e1 - e0, 0), 0, _max)",
+          "    for s in range(trips):",
           "        e = e0 + s",
           "        m = valid & (e < e1)",
           "        mi = tl.where(ind, m, False)",
