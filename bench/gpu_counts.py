@@ -30,12 +30,9 @@ def kernels_not_run():
     from zktensor.ops.msm import device
     from zktensor.runtime import counters
 
-    class _Kernel:
+    class _Kernel:                  # ntt_triton counts the launch around this call itself
         def __getitem__(self, grid):
-            def launch(*a, **kw):
-                with counters.kernel():
-                    pass
-            return launch
+            return lambda *a, **kw: None
 
     class _Module:
         ntt_pass = _Kernel()

@@ -8,4 +8,4 @@ bash scripts/setup_env.sh
 bash scripts/fixtures.sh
 .venv/bin/python -m ruff check .
 bash scripts/check_wheel.sh
-exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto --dist load --durations=25 "$@"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --durations=25 "$@"

@@ -7,8 +7,8 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 def pytest_collection_modifyitems(config, items):
-    # the long tests first, so that with `-n` (scripts/test.sh: --dist load, which hands
-    # the next test to whichever worker is free) they run beside the short ones, not after
+    # the long tests first, so that with `-n` (scripts/test.sh: --dist worksteal, whose idle
+    # worker takes queued tests from a busy one) they run beside the short ones, not after
     items.sort(key=lambda item: "slow" not in item.keywords)
     try:
         import torch

@@ -18,7 +18,7 @@ import pytest
 
 import zktensor as zt
 from ec_support import O, oracle_points, scalars
-from guard import SyncGuard
+from tests.guard import SyncGuard
 from zktensor.algebra.curves import group as group_record
 from zktensor.ops.msm import MSMConfig, device
 

@@ -3,7 +3,7 @@ their NTT passes): one kernel per pass, as the independent guard (tests/guard.py
 import torch
 
 import zktensor as zt
-from guard import SyncGuard
+from tests.guard import SyncGuard
 from zktensor.runtime import counters
 
 

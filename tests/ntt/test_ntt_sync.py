@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import zktensor as zt
-from guard import SyncGuard
+from tests.guard import SyncGuard
 from zktensor.kernels.ntt_triton import schedule
 from zktensor.ops.ntt import DEFAULT_CONFIG
 
