@@ -35,6 +35,10 @@ if [ "${1:-}" = "--pack" ]; then
     done
     [ -n "$proofs" ] || echo "gpu.sh: no fixture built (scripts/fixtures.sh): the proofs' own kernels are not pre-built"
     "$PY" -m zktensor.prebuild ${proofs:+--proofs "$proofs"} --setup
+    # the pack must hold every Triton entry tests/gpu launches (too slow for CI with cold
+    # caches: it builds a pack of its own)
+    ZKTENSOR_CHECK_PACK=1 "$PY" -m pytest -q -p no:cacheprovider \
+        tests/field/test_prebuild.py::test_pack_covers_the_gpu_tests
     rm -rf .gpu-fixtures && mkdir -p .gpu-fixtures
     while read -r name source prime; do
         case "$name" in ''|'#'*) continue ;; esac
