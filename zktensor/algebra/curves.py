@@ -121,7 +121,7 @@ def _small(F, i: int):
 # -- implementation choices of the Triton kernels, per group ------------------------------
 #
 # A kernel must fit sm_90a's 255 registers per thread without spilling (register and spill
-# counts from ahead-of-time compilation, tests/ec/test_triton.py). What a group needs:
+# counts from ahead-of-time compilation, tests/kernels/test_msm_triton.py). What a group needs:
 #   split_add   its complete point addition as two kernels (`kernels.msm_triton.add_split`),
 #               cut where add-2008-s has the fewest live values, after the products of the
 #               inputs; the parts compute the same field values and outputs are canonical;

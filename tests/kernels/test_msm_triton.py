@@ -18,7 +18,7 @@ import os
 import pytest
 import torch
 
-from ec_support import O, oracle_points, scalars
+from tests.ec.ec_support import O, oracle_points, scalars
 from zktensor.algebra.curves import GROUP_NAMES, group as group_record
 import zktensor as zt
 from zktensor.kernels import point_formulas as pts_mod
