@@ -40,3 +40,17 @@ def test_no_counts_without_profile():
     g.add("a", lambda x: x + 1, ["x"])
     run = g.run({"x": torch.ones(2)})
     assert run.by_name()["a"].launches is None
+
+
+def test_prepare_counts_nowhere(monkeypatch):
+    """A profiled run first pays torch's one-time dispatch-mode set-up outside its clock
+    (counters.prepare): the warm-up's own operations count in no record, an enclosing one
+    included, and records after it count as before."""
+    monkeypatch.setattr(counters, "_ready", False)
+    with counters.record() as outer:
+        counters.prepare()
+        assert counters._ready
+    assert outer.as_dict() == {"launches": 0, "kernels": 0, "syncs": 0}
+    with counters.record() as after:
+        (torch.arange(4) + 1).sum()
+    assert (after.launches, after.syncs) == (3, 0)           # arange, add, sum

@@ -388,6 +388,8 @@ class Graph:
         values: dict = dict(given)
         stats: list[NodeStats] = []
         lock = threading.Lock()
+        if profile:
+            counters.prepare()
         t0 = time.perf_counter()
         sampler = _Sampler(t0, device if cuda else None) if profile else None
         if cuda and profile:
