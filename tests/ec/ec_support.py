@@ -8,9 +8,12 @@ MNT4-753 group costs only a handful of oracle scalar multiplications.
 from __future__ import annotations
 
 import functools
+import os
 import random
 import sys
 from pathlib import Path
+
+import pytest
 
 try:
     from tests.oracles import ec as O
@@ -56,3 +59,10 @@ def edge_case(name, n=20):
     ks[7] = ks[8]                             # ... with a repeated scalar
     ks[9] = 1
     return g, zt.group(name), bases, ks
+
+
+# device-MSM cases built on CPU tensors that interpret for minutes: run with
+# ZKTENSOR_INTERPRET_ALL=1 (on a CUDA machine tests/gpu runs BN254 and BLS12-381 compiled)
+INTERPRETED_MINUTES = [pytest.mark.slow, pytest.mark.skipif(
+    os.environ.get("ZKTENSOR_INTERPRET_ALL") != "1",
+    reason="interpreted, minutes: ZKTENSOR_INTERPRET_ALL=1 (tests/gpu: BN254 and BLS12-381 on a GPU)")]

@@ -9,9 +9,10 @@ doublings (the window combination), so that is one BN254 G1 MSM of 2^10 points h
 other groups and sizes run there on a CUDA device, interpreted with ZKTENSOR_INTERPRET_ALL=1.
 Below it, the device program itself (`device_msm(bits=...)`: fewer windows, the same
 kernels and host program) checks every group with every exceptional addition (in CI
-BN254's; BLS12-381's and MNT4-753's, and BN254 G2 at 2^10, with ZKTENSOR_INTERPRET_ALL=1
-or on a CUDA device), and BN254 G1 and G2 at 2^12 points; launches are counted at
-2^12..2^20 through `zt.msm` with the kernels' interpreted runs left out.
+BN254's; BLS12-381's and MNT4-753's, and BN254 G2 at 2^10, with ZKTENSOR_INTERPRET_ALL=1;
+tests/gpu runs BN254 and BLS12-381 compiled on a GPU), and BN254 G1 and G2 at 2^12
+points; launches are counted at 2^12..2^20 through `zt.msm` with the kernels'
+interpreted runs left out.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ import pytest
 import torch
 
 import zktensor as zt
-from ec_support import O, oracle_points, scalars
+from ec_support import INTERPRETED_MINUTES, O, oracle_points, scalars
 from tests.guard import SyncError, SyncGuard
 from tests.oracle_msm import install as install_oracle_msm
 from tests.oracles import pyecc
@@ -33,12 +34,6 @@ from zktensor.ops.msm import MSMConfig, device, scalars as msm_scalars
 from zktensor.runtime import counters
 
 MAX_LAUNCHES = 64
-# cases that interpret for minutes: run on a CUDA device (compiled), or with
-# ZKTENSOR_INTERPRET_ALL=1; CI keeps BN254 G1 and G2 at the issue's sizes and every group's
-# cheaper cases
-HEAVY = [pytest.mark.slow, pytest.mark.skipif(
-    not (torch.cuda.is_available() or os.environ.get("ZKTENSOR_INTERPRET_ALL") == "1"),
-    reason="interpreted, minutes: ZKTENSOR_INTERPRET_ALL=1, or a CUDA device")]
 
 
 def test_guard_fires_and_counts():
@@ -82,7 +77,7 @@ def _edge_case(name, n, bits=None):
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=pytest.mark.slow)]
-                         + [pytest.param(n, marks=HEAVY) for n in ("bls12_381.g1", "bls12_381.g2", "mnt4753.g1")])
+                         + [pytest.param(n, marks=INTERPRETED_MINUTES) for n in ("bls12_381.g1", "bls12_381.g2", "mnt4753.g1")])
 def test_small_scalars_exact_no_sync(name):
     """Every group on the device: a batch of two MSMs over 8 bases (scalars < 2^8: 3 windows
     of 3 bits), buckets cut into segments of 2 (three accumulation rounds), with every
@@ -162,7 +157,10 @@ def _py_ecc_msm(g, pts, ks):
 def _public_case(name, log_n, in_ci=False):
     """On a CUDA device every case runs compiled; interpreted, those in CI and the others
     with ZKTENSOR_INTERPRET_ALL=1 (G2's chain of doublings interprets ~3x slower than G1's)."""
-    return pytest.param(name, log_n, marks=pytest.mark.slow if in_ci else HEAVY, id=f"{name}-2^{log_n}")
+    marks = [pytest.mark.slow] if in_ci else [pytest.mark.slow, pytest.mark.skipif(
+        not (torch.cuda.is_available() or os.environ.get("ZKTENSOR_INTERPRET_ALL") == "1"),
+        reason="interpreted, minutes: ZKTENSOR_INTERPRET_ALL=1, or a CUDA device")]
+    return pytest.param(name, log_n, marks=marks, id=f"{name}-2^{log_n}")
 
 
 @pytest.mark.parametrize("name,log_n", [_public_case("bn254.g1", 10, in_ci=True), _public_case("bn254.g1", 12),
@@ -189,7 +187,7 @@ def test_public_msm_no_sync(name, log_n):
     assert res.to_affine() == _py_ecc_msm(g, pts, ks)
 
 
-@pytest.mark.parametrize("name,log_n,window", [("bn254.g1", 12, 7), pytest.param("bn254.g2", 10, 4, marks=HEAVY),
+@pytest.mark.parametrize("name,log_n,window", [("bn254.g1", 12, 7), pytest.param("bn254.g2", 10, 4, marks=INTERPRETED_MINUTES),
                                                pytest.param("bn254.g2", 12, 4, marks=pytest.mark.slow)])
 def test_msm_exact_no_sync(name, log_n, window):
     """The device program at the issue's sizes with 16-bit scalars (0, 1, 2^16 - 1,
@@ -292,7 +290,7 @@ def test_cpu_target_reports_counts():
     assert st["kernels"] > 0 and st["launches"] >= st["kernels"] and st["syncs"] >= 0
 
 
-@pytest.mark.parametrize("kernels", ["oracle", pytest.param("interpreted", marks=HEAVY)])
+@pytest.mark.parametrize("kernels", ["oracle", pytest.param("interpreted", marks=INTERPRETED_MINUTES)])
 def test_prepared_many_and_plan_on_device(monkeypatch, kernels):
     """The full-width case: msm_prepare on the Triton target keeps the bases on the device;
     msm_many (its jobs: all scalars as one FieldTensor, half as a FieldTensor, half as

@@ -12,12 +12,10 @@ group with ZKTENSOR_AOT_ALL=1) and bench/sass_report.py --proof-kernels.
 """
 from __future__ import annotations
 
-import os
-
 import pytest
 
 import zktensor as zt
-from ec_support import O, oracle_points, scalars
+from ec_support import INTERPRETED_MINUTES, O, oracle_points, scalars
 from tests.guard import SyncGuard
 from zktensor.algebra.curves import group as group_record
 from zktensor.ops.msm import MSMConfig, device
@@ -25,11 +23,9 @@ from zktensor.ops.msm import MSMConfig, device
 
 def _group(name, in_ci=True):
     """BN254's groups in CI; BLS12-381's and MNT4-753's (12- and 24-word fields, interpreted
-    several times slower) with ZKTENSOR_INTERPRET_ALL=1 or on a CUDA device's gpu tests."""
-    if in_ci:
-        return name
-    return pytest.param(name, marks=pytest.mark.skipif(os.environ.get("ZKTENSOR_INTERPRET_ALL") != "1",
-                                                       reason="interpreted, minutes: ZKTENSOR_INTERPRET_ALL=1"))
+    several times slower) with ZKTENSOR_INTERPRET_ALL=1 (tests/gpu runs BN254 and BLS12-381
+    on a GPU)."""
+    return name if in_ci else pytest.param(name, marks=INTERPRETED_MINUTES)
 
 
 @pytest.mark.slow        # minutes: every point formula of the MSM interpreted

@@ -62,14 +62,21 @@ def sync(n: int = 1) -> None:
 
 
 @contextmanager
-def kernel():
-    """Around one kernel launch: counts it, and leaves the torch operations inside uncounted."""
-    launch()
+def _uncounted():
+    """Torch operations inside are seen by the counting mode and counted in no record."""
     _local.inside = getattr(_local, "inside", 0) + 1
     try:
         yield
     finally:
         _local.inside -= 1
+
+
+@contextmanager
+def kernel():
+    """Around one kernel launch: counts it, and leaves the torch operations inside uncounted."""
+    launch()
+    with _uncounted():
+        yield
 
 
 def _inside_kernel() -> bool:
@@ -141,12 +148,8 @@ def prepare() -> None:
     global _ready
     if not _ready:
         import torch
-        with record(thread=True):
-            _local.inside = getattr(_local, "inside", 0) + 1    # seen by the mode, counted nowhere
-            try:
-                torch.zeros(1).add_(1)
-            finally:
-                _local.inside -= 1
+        with record(thread=True), _uncounted():
+            torch.zeros(1).add_(1)
         _ready = True
 
 
