@@ -48,7 +48,7 @@ def test_prebuilt_source_runs_without_a_compiler(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(os.environ.get("ZKTENSOR_CHECK_PACK") != "1",
-                    reason="builds the whole pack (~5 min with cold caches): scripts/gpu.sh --pack runs it "
+                    reason="builds the whole pack (minutes with cold caches): scripts/gpu.sh --pack runs it "
                            "(ZKTENSOR_CHECK_PACK=1)")
 def test_pack_covers_the_gpu_tests(tmp_path):
     """What scripts/gpu.sh --pack pre-builds (the default workloads and a proof of one

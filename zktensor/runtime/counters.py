@@ -143,7 +143,7 @@ _ready = False
 
 def prepare() -> None:
     """Pay, once and outside any timing, what the process's first counted torch operation
-    costs: torch sets up its dispatch-mode machinery then (over a second here), which a
+    costs: torch sets up its dispatch-mode machinery then, which a
     profile would otherwise charge to whichever node counted first."""
     global _ready
     if not _ready:
