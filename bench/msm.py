@@ -94,8 +94,9 @@ def one(args) -> dict:
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
     cfg = zt.MSMConfig(window=args.window)
+    from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
-           "device": args.device}
+           "device": args.device, "arith": choose(args.device)[0]}
     stats = {}
     if args.prepared:
         t0 = time.perf_counter()
@@ -199,7 +200,7 @@ def main(argv=None) -> int:
                     extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"], "cpu_s": r["cpu_s"],
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
-                             "counts": r.get("counts")}
+                             "counts": r.get("counts"), "arith": r["arith"]}
                     if prepared:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)
@@ -209,7 +210,7 @@ def main(argv=None) -> int:
                                          target="cpu" if args.device == "cpu" else "cuda-triton",
                                          runs=r["clean"], extra=extra))
                     ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
-                    line = (f"{group:14s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
+                    line = (f"{group:14s} {r['arith']:5s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
                             f"{r['median_s'] * 1e3:9.1f} ms (cpu {r['cpu_s'] * 1e3:8.1f} ms, "
                             f"clean {r['clean']}/{r['tried']})  c={r['window']!s:<2} "
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")

@@ -142,6 +142,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     from bench import peers as peers_mod
     import zktensor as zt
+    from zktensor.runtime.target import choose
 
     prows, peer_note = peer_rows(not args.no_peers, args.threads, args.quiet_wait)
     target = "cpu" if args.device == "cpu" else "cuda-triton"
@@ -166,7 +167,7 @@ def main(argv=None) -> int:
                         ratios[system] = t.median_s / min(r["median_s"] for r in ref)
                 extra = {"clean": f"{t.clean}/{t.tried}", "ratio_to_peer": ratios, "peers": peer_note,
                          "peer_ops": PEER_OP[op], "min_ms": round(t.min_s * 1e3, 4)}
-                strategy = "fp64-ifma" if args.device == "cpu" else "int32"
+                strategy = "fp64-ifma" if args.device == "cpu" else choose("cuda")[0]
                 rows.append(make_row("zktensor", op, curve, n, args.threads, t.median_s, t.min_s,
                                      strategy=strategy, target=target, runs=t.clean, version=zt.__version__,
                                      extra=extra))

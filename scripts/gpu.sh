@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # The GPU path on a machine with a CUDA GPU and without the MLIR bindings (a lent GPU machine).
 #
-#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env warmup tests-ops tests-proofs compile msm ntt
+#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env warmup tests tests-ops tests-proofs compile msm ntt
 #                                        groth16:K (2^K constraints; default: all, groth16:16 18 20)
+#
+# Knobs (environment): GPU_STEP_SECONDS (540) bounds each step; GPU_JOBS (the cores) is how many
+# pytest workers compile and run tests/gpu at once (Triton compiles a kernel on one core, and a
+# cold run is compile-bound); GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k
+# filter; GPU_STRATEGIES (int32,fp64) are the arithmetic strategies the msm and ntt steps time
+# (one results file each: msm_<strategy>.json); GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_NTT_SIZES;
+# ZKTENSOR_STRATEGY picks the proofs' strategy (the default: int32 on CUDA).
 #   scripts/gpu.sh --pack                here, before: pre-build the Triton source (the GPU tests'
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
 #                                        and copy the test fixtures into ignored folders that travel
@@ -60,7 +67,7 @@ fi
 
 OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
-STEPS="${*:-env warmup tests-ops tests-proofs compile msm ntt groth16:16 groth16:18 groth16:20}"
+STEPS="${*:-env tests msm ntt groth16:16 groth16:18 groth16:20 compile}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
 mkdir -p "$OUT"
 LOG="$OUT/gpu.log"
@@ -68,6 +75,12 @@ export PYTHONUNBUFFERED=1
 export ZKTENSOR_NO_COMPILER=1                 # never reach for MLIR: a missing kernel is an error that says so
 [ -d .gpu-fixtures ] && export ZKT_FIXTURES_BUILD="$ROOT/.gpu-fixtures"
 export ZKTENSOR_CACHE_DIR="${ZKTENSOR_CACHE_DIR:-/tmp/zktensor-gpu-cache}"
+
+GPU_STRATEGIES="${GPU_STRATEGIES:-int32,fp64}"
+XDIST=(-n "${GPU_JOBS:-$(nproc)}" --dist worksteal)
+"$PY" -c "import xdist" 2>/dev/null || XDIST=()
+TEST_TIMEOUT=(--timeout "${GPU_TEST_SECONDS:-300}")
+"$PY" -c "import pytest_timeout" 2>/dev/null || TEST_TIMEOUT=()
 
 say() { echo "[gpu.sh $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
 
@@ -102,27 +115,36 @@ for step in $STEPS; do
     warmup)
         # every kernel of a GPU proof compiled by Triton once, with progress (kept for the later steps)
         run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves bn254,bls12_381 --force ;;
+    tests)          # all of tests/gpu, GPU_JOBS workers compiling at once
+        run_step tests "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+            ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
     tests-ops)      # field, NTT and MSM against Python-int oracles
-        run_step tests-ops "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs -k "not groth16" \
-            --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
+        run_step tests-ops "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+            -k "not groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
     tests-proofs)   # whole proofs: verified, no host read inside the graph, keys past the device in chunks
-        run_step tests-proofs "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs -k groth16 \
-            --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
+        run_step tests-proofs "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+            -k "groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
     compile)
         # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
         run_step compile env TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -m bench.gpu_first_proof --json "$OUT/first_proof.json" ;;
     msm)
-        run_step msm "$PY" -m bench.msm --device cuda --curves bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2 \
-            --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 ;;
+        for s in ${GPU_STRATEGIES//,/ }; do
+            run_step "msm-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda \
+                --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}" \
+                --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 --save "msm_$s"
+        done ;;
     ntt)
-        run_step ntt "$PY" -m bench.ntt --device cuda --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers ;;
+        for s in ${GPU_STRATEGIES//,/ }; do
+            run_step "ntt-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.ntt --device cuda \
+                --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers --quiet-wait 0 --save "ntt_$s"
+        done ;;
     groth16:*)
         # one size a step: the circuit from Python, its key from zktensor's setup on the GPU
         # (cached in bench/build/groth16/ for a later call), the resident prover timed
         run_step "groth16-${step#groth16:}" "$PY" -m bench.groth16 --device cuda --cli-runs 0 --circuits bench \
-            --sizes "${step#groth16:}" ;;
+            --sizes "${step#groth16:}" --quiet-wait 2 ;;
     *)
-        say "unknown step $step (env warmup tests-ops tests-proofs compile msm ntt groth16:K)" ;;
+        say "unknown step $step (env warmup tests tests-ops tests-proofs compile msm ntt groth16:K)" ;;
     esac
 done
 mkdir -p "$OUT/results"
