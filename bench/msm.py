@@ -185,6 +185,13 @@ def main(argv=None) -> int:
     else:
         prows, peer_note = peer_rows(args.peers, args.threads, args.wait_quiet or None)
     rows, lines = [], []
+
+    def save(rows):
+        if not args.no_save:
+            return write_results(args.save, rows + [dict(p) for p in prows],
+                                 notes=f"zt.msm vs peers; peers {peer_note}; "
+                                       f"threads={args.threads}; ratio = zktensor median / peer median")
+
     for group in args.curves.split(","):
         curve = group.split(".")[0]
         op = ("g1" if group.endswith("g1") else "g2") + "_msm"
@@ -216,12 +223,9 @@ def main(argv=None) -> int:
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")
                     print(line, flush=True)
                     lines.append(line)
-    for p in prows:
-        rows.append(dict(p))
+                    save(rows)          # after every row: a run stopped at its time limit keeps its rows
     if not args.no_save:
-        path = write_results(args.save, rows, notes=f"zt.msm vs peers; peers {peer_note}; "
-                             f"threads={args.threads}; ratio = zktensor median / peer median")
-        print(f"saved {path}")
+        print(f"saved {save(rows)}")
     return 0
 
 

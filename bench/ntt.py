@@ -147,6 +147,13 @@ def main(argv=None) -> int:
     prows, peer_note = peer_rows(not args.no_peers, args.threads, args.quiet_wait)
     target = "cpu" if args.device == "cpu" else "cuda-triton"
     rows, lines = [], []
+
+    def save(rows):
+        if not args.no_save:
+            return write_results(args.save, rows + [dict(p) for p in prows],
+                                 notes=f"zt.ntt vs peers; peers {peer_note}; threads={args.threads}; "
+                                       "ratio = zktensor median / peer median (below 1: zktensor faster)")
+
     for field in args.fields.split(","):
         curve = PEER_CURVE[field.split(".")[0]]
         for ls in [int(v) for v in args.log_sizes.split(",")]:
@@ -176,11 +183,9 @@ def main(argv=None) -> int:
                         f"({n / t.median_s / 1e6:7.2f} M elem/s, clean {t.clean}/{t.tried})  {ratio_txt}")
                 print(line, flush=True)
                 lines.append(line)
-    rows += [dict(p) for p in prows]
+                save(rows)              # after every row: a run stopped at its time limit keeps its rows
     if not args.no_save:
-        path = write_results(args.save, rows, notes=f"zt.ntt vs peers; peers {peer_note}; threads={args.threads}; "
-                             "ratio = zktensor median / peer median (below 1: zktensor faster)")
-        print(f"saved {path}")
+        print(f"saved {save(rows)}")
     return 0
 
 

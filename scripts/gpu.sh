@@ -1,28 +1,30 @@
 #!/usr/bin/env bash
 # The GPU path on a machine with a CUDA GPU and without the MLIR bindings (a lent GPU machine).
 #
-#   scripts/gpu.sh OUTDIR [STEP ...]     STEP: env warmup tests tests-ops tests-proofs compile msm ntt
-#                                        groth16:K (2^K constraints; default: all, groth16:16 18 20)
-#
-# Knobs (environment): GPU_STEP_SECONDS (540) bounds each step; GPU_JOBS (the cores) is how many
-# pytest workers compile and run tests/gpu at once (Triton compiles a kernel on one core, and a
-# cold run is compile-bound); GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k
-# filter; GPU_STRATEGIES (int32,fp64) are the arithmetic strategies the msm and ntt steps time
-# (one results file each: msm_<strategy>.json); GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_NTT_SIZES;
-# ZKTENSOR_STRATEGY picks the proofs' strategy (the default: int32 on CUDA).
 #   scripts/gpu.sh --pack                here, before: pre-build the Triton source (the GPU tests'
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
-#                                        and copy the test fixtures into ignored folders that travel
+#                                        and copy the test fixtures into .gpu-fixtures/ (ignored)
+#   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests tests-ops tests-proofs compile
+#                                        msm ntt groth16:K (2^K constraints); default: env tests msm
+#                                        ntt groth16:16 groth16:18 groth16:20 compile
 #
-# Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go
-# to bench/results/gpu/. Each step runs under `timeout` (GPU_STEP_SECONDS, default 540)
-# so that one step fits a device call of 10 minutes: call the steps one or two at a time
-# (the first call's `warmup` compiles the GPU proof's kernels, which Triton keeps for the
-# later calls while the machine stays warm). Before the first call, run
-# `scripts/gpu.sh --pack` here and name .gpu-fixtures in the device tool's `carry` (it holds
-# the fixtures and the pre-built source, compressed; the first step unpacks it). No node there: bench.groth16 writes its circuits from Python
-# (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records
-# why the snarkjs/rapidsnark rows are missing.
+# Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
+# (prebuilt.tar.xz, unpacked there) and, once a call has brought it back, Triton's cache.
+# A cold call is compile-bound: on the lent H200 (16 cores, 2026-11-26) each test process
+# spent 20-114 s compiling its kernels, in parallel, before any GPU work. So every call ends
+# by packing Triton's cache into OUTDIR (triton-cache.tar.xz, in 15 MiB parts); copy those
+# files into .gpu-fixtures/ here and the next call, on a fresh machine too, starts warm.
+#
+# Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go to
+# bench/results/gpu/, saved after every row. Each step runs under `timeout` (SIGINT, so
+# pytest still reports), GPU_STEP_SECONDS (540) each. Other knobs: GPU_JOBS (the cores) pytest
+# workers compile and run tests/gpu at once (Triton compiles a kernel on one core);
+# GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k filter; GPU_STRATEGIES
+# (int32,fp64) are the arithmetic strategies the msm and ntt steps time (msm_<strategy>.json);
+# GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_NTT_SIZES; ZKTENSOR_STRATEGY picks the proofs' strategy
+# (default int32 on CUDA). No node there: bench.groth16 writes its circuits from Python
+# (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records why
+# the snarkjs/rapidsnark rows are missing.
 set -u -o pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -46,7 +48,9 @@ if [ "${1:-}" = "--pack" ]; then
     # caches: it builds a pack of its own)
     ZKTENSOR_CHECK_PACK=1 "$PY" -m pytest -q -p no:cacheprovider \
         tests/field/test_prebuild.py::test_pack_covers_the_gpu_tests
-    rm -rf .gpu-fixtures && mkdir -p .gpu-fixtures
+    # (a Triton cache brought back from a device call stays: triton-cache.tar.xz*)
+    mkdir -p .gpu-fixtures
+    find .gpu-fixtures -mindepth 1 -maxdepth 1 ! -name 'triton-cache.tar.xz*' -exec rm -rf {} +
     while read -r name source prime; do
         case "$name" in ''|'#'*) continue ;; esac
         [ -f "$src/$name/circuit_final.zkey" ] || { echo "gpu.sh: fixture $name not built (scripts/fixtures.sh)"; continue; }
@@ -75,6 +79,11 @@ export PYTHONUNBUFFERED=1
 export ZKTENSOR_NO_COMPILER=1                 # never reach for MLIR: a missing kernel is an error that says so
 [ -d .gpu-fixtures ] && export ZKT_FIXTURES_BUILD="$ROOT/.gpu-fixtures"
 export ZKTENSOR_CACHE_DIR="${ZKTENSOR_CACHE_DIR:-/tmp/zktensor-gpu-cache}"
+# Triton's compiled kernels: a cold device call is compile-bound, so the cache goes back in
+# $OUT (triton-cache.tar.xz, in parts of 15 MiB) and, carried in .gpu-fixtures/, is unpacked
+# here by the next call, on a fresh machine too (entries are keyed by source, triton and GPU)
+export TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-/tmp/zktensor-gpu-triton}"
+mkdir -p "$TRITON_CACHE_DIR"
 
 GPU_STRATEGIES="${GPU_STRATEGIES:-int32,fp64}"
 XDIST=(-n "${GPU_JOBS:-$(nproc)}" --dist worksteal)
@@ -88,7 +97,8 @@ run_step() {   # name, command...
     local name="$1"; shift
     say "step $name: $*"
     local t0=$SECONDS
-    timeout "$LIMIT" "$@" 2>&1 | tee "$OUT/$name.txt" >> "$LOG"
+    # SIGINT first: pytest then prints its summary and writes its junit file
+    timeout -s INT -k 20 "$LIMIT" "$@" 2>&1 | tee "$OUT/$name.txt" >> "$LOG"
     local rc=${PIPESTATUS[0]}
     say "step $name: exit $rc after $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo " (stopped at ${LIMIT} s)")"
     return 0
@@ -106,6 +116,10 @@ with tarfile.open(".gpu-fixtures/prebuilt.tar.xz") as t:
     t.extractall(".", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
 PYEOF
 fi
+if [ -z "$(ls -A "$TRITON_CACHE_DIR")" ] && ls .gpu-fixtures/triton-cache.tar.xz* >/dev/null 2>&1; then
+    say "unpacking .gpu-fixtures/triton-cache.tar.xz* into $TRITON_CACHE_DIR"
+    cat .gpu-fixtures/triton-cache.tar.xz* | tar -xJ -C "$TRITON_CACHE_DIR" || say "warning: the Triton cache did not unpack"
+fi
 [ -f .zktensor-prebuilt/manifest.json ] || say "warning: no .zktensor-prebuilt/ (run scripts/gpu.sh --pack here first and carry .gpu-fixtures)"
 
 for step in $STEPS; do
@@ -116,13 +130,13 @@ for step in $STEPS; do
         # every kernel of a GPU proof compiled by Triton once, with progress (kept for the later steps)
         run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves bn254,bls12_381 --force ;;
     tests)          # all of tests/gpu, GPU_JOBS workers compiling at once
-        run_step tests "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+        run_step tests "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
             ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
     tests-ops)      # field, NTT and MSM against Python-int oracles
-        run_step tests-ops "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+        run_step tests-ops "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
             -k "not groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
     tests-proofs)   # whole proofs: verified, no host read inside the graph, keys past the device in chunks
-        run_step tests-proofs "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
+        run_step tests-proofs "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
             -k "groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
     compile)
         # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
@@ -149,4 +163,10 @@ for step in $STEPS; do
 done
 mkdir -p "$OUT/results"
 cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
+rm -f "$OUT"/triton-cache.tar.xz*
+tar -C "$TRITON_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/triton-cache.tar.xz"
+if [ "$(stat -c %s "$OUT/triton-cache.tar.xz")" -gt $((15 << 20)) ]; then
+    split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
+fi
+say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1); $(ls "$OUT"/triton-cache.tar.xz* | wc -l) file(s) in $OUT (copy them into .gpu-fixtures/ for the next call)"
 say "done: $STEPS"
