@@ -334,11 +334,11 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         if not ok:
             raise RuntimeError(f"{tag}: {'snarkjs' if snarkjs else 'zktensor verify'} rejects the proof in {proof}")
 
-    def process_row(system, op, cmd, n, version=None, env=None, note="", **extra):
+    def process_row(system, op, cmd, n, version=None, env=None, note="", unit="proofs/s", **extra):
         load = wait_quiet(quiet_s)
         tm, peak = time_process(cmd, n, env=env)
         rows.append(row(row_from_timing(system, op, "bn254", 1 << k, threads, tm, target=target,
-                                        unit="proofs/s", unit_value=1 / tm.median_s,
+                                        unit=unit, unit_value=1 / tm.median_s,
                                         extra=f"{note}; {n_c} constraints ({circuit}); others' load "
                                               f"{load:.2f} cores before", **({"version": version} if version else {})),
                         peak_mib=mib(peak), times_s=tm.all_s, **common, **extra))
@@ -420,6 +420,12 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                             note="zktensor prove through zktensor serve: client process wall (the key "
                                  "resident in the service)", first_run_s=round(first, 3),
                             service_peak_mib=mib(svc.peak_bytes()))
+                # the thin client's own cost: a process that starts, imports the client path
+                # (no torch, no numpy) and makes one round trip to the service
+                process_row("zktensor", "serve_client_start", [*cmd[:3], "serve", "--status"], max(cli_runs, 5),
+                            env=svc.env, unit="calls/s", note="zktensor serve --status: client process wall "
+                                                              "(Python start-up, the client's imports, one request "
+                                                              "to the service)")
             finally:
                 svc.stop()
     return rows
