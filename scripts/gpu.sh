@@ -5,8 +5,8 @@
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
 #                                        and copy the test fixtures into .gpu-fixtures/ (ignored)
 #   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests tests-ops tests-proofs compile
-#                                        msm ntt groth16:K (2^K constraints); default: env tests msm
-#                                        ntt groth16:16 groth16:18 groth16:20 compile
+#                                        msm profile ntt groth16:K (2^K constraints); default: env
+#                                        tests msm profile ntt groth16:16 groth16:18 groth16:20 compile
 #
 # Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
 # (prebuilt.tar.xz, unpacked there) and, once a call has brought it back, Triton's cache.
@@ -21,7 +21,7 @@
 # workers compile and run tests/gpu at once (Triton compiles a kernel on one core);
 # GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k filter; GPU_STRATEGIES
 # (int32,fp64) are the arithmetic strategies the msm and ntt steps time (msm_<strategy>.json);
-# GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_NTT_SIZES; ZKTENSOR_STRATEGY picks the proofs' strategy
+# GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; ZKTENSOR_STRATEGY picks the proofs' strategy
 # (default int32 on CUDA). No node there: bench.groth16 writes its circuits from Python
 # (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records why
 # the snarkjs/rapidsnark rows are missing.
@@ -71,7 +71,7 @@ fi
 
 OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
-STEPS="${*:-env tests msm ntt groth16:16 groth16:18 groth16:20 compile}"
+STEPS="${*:-env tests msm profile ntt groth16:16 groth16:18 groth16:20 compile}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
 mkdir -p "$OUT"
 LOG="$OUT/gpu.log"
@@ -147,6 +147,11 @@ for step in $STEPS; do
                 --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}" \
                 --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 --save "msm_$s"
         done ;;
+    profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
+        for s in ${GPU_STRATEGIES//,/ }; do
+            run_step "profile-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
+                --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_$s.json"
+        done ;;
     ntt)
         for s in ${GPU_STRATEGIES//,/ }; do
             run_step "ntt-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.ntt --device cuda \
@@ -158,7 +163,7 @@ for step in $STEPS; do
         run_step "groth16-${step#groth16:}" "$PY" -m bench.groth16 --device cuda --cli-runs 0 --circuits bench \
             --sizes "${step#groth16:}" --quiet-wait 2 ;;
     *)
-        say "unknown step $step (env warmup tests tests-ops tests-proofs compile msm ntt groth16:K)" ;;
+        say "unknown step $step (env warmup tests tests-ops tests-proofs compile msm profile ntt groth16:K)" ;;
     esac
 done
 mkdir -p "$OUT/results"
