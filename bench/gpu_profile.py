@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 
-def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool) -> dict:
+def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool, weighted: bool = False) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -33,16 +33,17 @@ def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool)
     n = 1 << log_n
     P = make_bases(G, n, device=device)
     k = make_scalars(G, n, "dense").to(device)
-    target = zt.msm_prepare(P) if prepared else P
+    target = zt.msm_prepare(P) if prepared or weighted else P
+    cfg = zt.MSMConfig(weighted=weighted)
     cuda = device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    zt.msm(k, target)                            # compiles, draws the bucket offsets
+    zt.msm(k, target, cfg)                       # compiles, draws the bucket offsets (and makes the table)
     sync()
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     t0 = time.perf_counter()
     with profile(activities=acts) as prof:
         for _ in range(calls):
-            zt.msm(k, target)
+            zt.msm(k, target, cfg)
             sync()
     wall = (time.perf_counter() - t0) / calls
     rows = []
@@ -59,6 +60,7 @@ def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool)
     for r in rows:
         r["share"] = r["us_per_msm"] / total if total else 0.0
     return {"group": group, "n": n, "device": device, "strategy": choose(device)[0], "prepared": prepared,
+            "weighted": weighted,
             "calls": calls, "wall_ms_per_msm": wall * 1e3, "timed": "device" if cuda else "cpu",
             "total_ms_per_msm": total / 1e3, "kernels": rows}
 
@@ -70,6 +72,8 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     ap.add_argument("--calls", type=int, default=3)
     ap.add_argument("--prepared", action="store_true", help="GZKP prepared bases (zt.msm_prepare)")
+    ap.add_argument("--weighted", action="store_true", help="the device program on the bases' weighted table "
+                                                            "(MSMConfig.weighted: no window combination)")
     ap.add_argument("--top", type=int, default=15, help="kernels printed per size")
     ap.add_argument("--json", default=None, help="also write the profiles to this file")
     a = ap.parse_args(argv)
@@ -79,9 +83,9 @@ def main(argv=None) -> int:
         ap.error("--device cuda: no CUDA GPU here (--device cpu profiles the CPU ops)")
     out = []
     for ls in [int(x) for x in a.log_sizes.split(",")]:
-        r = profile_one(a.group, ls, a.device, a.calls, a.prepared)
+        r = profile_one(a.group, ls, a.device, a.calls, a.prepared, a.weighted)
         out.append(r)
-        print(f"{r['group']} {r['strategy']} 2^{ls}{' prepared' if a.prepared else ''}: wall "
+        print(f"{r['group']} {r['strategy']} 2^{ls}{' weighted' if a.weighted else ' prepared' if a.prepared else ''}: wall "
               f"{r['wall_ms_per_msm']:.2f} ms per MSM, {r['timed']} time {r['total_ms_per_msm']:.2f} ms "
               f"in {sum(k['count'] for k in r['kernels'])} {'kernels' if a.device == 'cuda' else 'ops'}",
               flush=True)

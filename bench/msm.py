@@ -5,6 +5,7 @@
     python -m bench.msm --log-sizes 16 --prepared         # also GZKP prepared bases (precompute timed apart)
     python -m bench.msm --no-save --runs 3
     python -m bench.msm --device cuda --curves bn254.g1,bn254.g2 --log-sizes 16,18,20   # Triton on a GPU
+    python -m bench.msm --device cuda --log-sizes 16,20 --weighted     # and on weighted tables (MSMConfig.weighted)
 
 Each (group, size, scalar kind) is measured in a fresh subprocess so that its
 peak memory (VmHWM of that process, with the baseline of an idle process
@@ -93,14 +94,19 @@ def one(args) -> dict:
     k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
-    cfg = zt.MSMConfig(window=args.window)
+    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted)
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
     stats = {}
-    if args.prepared:
+    if args.prepared or args.weighted:
         t0 = time.perf_counter()
         bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint)
+        if args.weighted:                        # the device program's weighted table, made once
+            from zktensor.ops.msm.device import device_window
+            bases.device_weighted(args.window or device_window(n, G.r.bit_length()))
+            if sync:
+                sync()
         out["prepare_s"] = time.perf_counter() - t0
         out["prepared_bytes"] = bases.memory_bytes()
         target = bases
@@ -123,13 +129,16 @@ def one(args) -> dict:
     return out
 
 
-def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu") -> dict:
+def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
+            weighted=False) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
         cmd += ["--window", str(window)]
     if prepared:
         cmd += ["--prepared"] + (["--checkpoint", str(checkpoint)] if checkpoint else [])
+    if weighted:
+        cmd += ["--weighted"]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -164,6 +173,9 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--window", type=int, default=None, help="override the cost model's window")
     ap.add_argument("--prepared", action="store_true", help="also time GZKP prepared bases")
+    ap.add_argument("--weighted", action="store_true",
+                    help="--device cuda: also time the device program on the bases' weighted table "
+                         "(MSMConfig.weighted; the table made apart, in prepare_s)")
     ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
     ap.add_argument("--peers", action="store_true", help="run gnark-crypto and arkworks in this run")
     ap.add_argument("--wait-quiet", type=float, default=600.0,
@@ -173,6 +185,8 @@ def main(argv=None) -> int:
     ap.add_argument("--save", default="msm")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
+    if args.weighted and args.device != "cuda":
+        ap.error("--weighted: the device program's table (--device cuda)")
     if args.one:
         print(json.dumps(one(args)))
         return 0
@@ -197,9 +211,10 @@ def main(argv=None) -> int:
         op = ("g1" if group.endswith("g1") else "g2") + "_msm"
         for ls in [int(x) for x in args.log_sizes.split(",")]:
             for kind in args.kinds.split(","):
-                for prepared in ([False, True] if args.prepared else [False]):
-                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared, args.checkpoint,
-                                args.device)
+                variants = [(False, False)] + [(True, False)] * args.prepared + [(True, True)] * args.weighted
+                for prepared, weighted in variants:
+                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared and not weighted,
+                                args.checkpoint, args.device, weighted)
                     n = r["n"]
                     peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
                              and p["size"] == n and p["threads"] == args.threads and p["op"] == op}
@@ -211,13 +226,14 @@ def main(argv=None) -> int:
                     if prepared:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)
-                    name = op + ("_sparse" if kind == "sparse" else "") + ("_prepared" if prepared else "")
+                    name = op + ("_sparse" if kind == "sparse" else "") + \
+                        ("_weighted" if weighted else "_prepared" if prepared else "")
                     rows.append(make_row("zktensor", name, PEER_CURVE[curve], n, args.threads, r["median_s"],
                                          r["min_s"], strategy=f"c={r['window']}",
                                          target="cpu" if args.device == "cpu" else "cuda-triton",
                                          runs=r["clean"], extra=extra))
                     ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
-                    line = (f"{group:14s} {r['arith']:5s} 2^{ls:<3d} {kind:6s}{' prepared' if prepared else '':9s} "
+                    line = (f"{group:14s} {r['arith']:5s} 2^{ls:<3d} {kind:6s}{' weighted' if weighted else ' prepared' if prepared else '':9s} "
                             f"{r['median_s'] * 1e3:9.1f} ms (cpu {r['cpu_s'] * 1e3:8.1f} ms, "
                             f"clean {r['clean']}/{r['tried']})  c={r['window']!s:<2} "
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")

@@ -21,7 +21,8 @@
 # workers compile and run tests/gpu at once (Triton compiles a kernel on one core);
 # GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k filter; GPU_STRATEGIES
 # (int32,fp64) are the arithmetic strategies the msm and ntt steps time (msm_<strategy>.json);
-# GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; ZKTENSOR_STRATEGY picks the proofs' strategy
+# GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; GPU_WEIGHTED (1) also times
+# and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination); ZKTENSOR_STRATEGY picks the proofs' strategy
 # (default int32 on CUDA). No node there: bench.groth16 writes its circuits from Python
 # (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records why
 # the snarkjs/rapidsnark rows are missing.
@@ -145,12 +146,16 @@ for step in $STEPS; do
         for s in ${GPU_STRATEGIES//,/ }; do
             run_step "msm-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda \
                 --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}" \
-                --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 --save "msm_$s"
+                --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 --save "msm_$s" \
+                $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted)
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
         for s in ${GPU_STRATEGIES//,/ }; do
             run_step "profile-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
                 --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_$s.json"
+            [ "${GPU_WEIGHTED:-1}" = 1 ] && run_step "profile-$s-weighted" env ZKTENSOR_STRATEGY="$s" "$PY" \
+                -m bench.gpu_profile --device cuda --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" \
+                --weighted --json "$OUT/profile_${s}_weighted.json"
         done ;;
     ntt)
         for s in ${GPU_STRATEGIES//,/ }; do

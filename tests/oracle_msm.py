@@ -83,8 +83,8 @@ def install(monkeypatch) -> list:
     real = device.device_msm
     monkeypatch.setattr(device, "_launch", lambda *a, **k: None)
 
-    def msm(GS, scalars, points, cfg, stats=None, bits=None):
-        out = real(GS, scalars, points, cfg, stats, bits=bits)
+    def msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None):
+        out = real(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted)
         with _unguarded():
             rows = _scalar_rows(GS, scalars)
             pts = _affine(GS, points.data)

@@ -118,8 +118,8 @@ def on_host():
             msm_triton.module(c, True)                  # the point kernel's own module
         return real_get(prog, strategy, "cpu", cuts)
 
-    def device_msm(GS, scalars, points, cfg, stats=None, bits=None):
-        out = real_msm(GS, scalars, points, cfg, stats, bits=bits)
+    def device_msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None):
+        out = real_msm(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted)
         with zt.config(target="cpu"):
             if isinstance(scalars, torch.Tensor):       # standard-form words (Lr, B, n)
                 scalars = scalars.permute(1, 2, 0).numpy()
@@ -197,6 +197,10 @@ def msm_ops(curve: str, progress) -> None:
         zt.msm(k, P).to_affine()
         zt.msm(k, zt.msm_prepare(P))
         zt.msm([[1, 2, 3, 4], [0, 0, 1, 5]], P)
+        # the weighted table's doublings (MSMConfig.weighted: bench.msm --weighted), in runs
+        # of every length the device window's doublings split into
+        for c in (13, 14, 15, 16):
+            P.double(c)
 
 
 def proof(path: Path, progress) -> None:

@@ -31,6 +31,7 @@ from zktensor.algebra.curves import group as group_record
 from zktensor.kernels import point_formulas as pts_mod
 from zktensor.kernels import msm_ec, msm_triton
 from zktensor.ops.msm import MSMConfig, device, scalars as msm_scalars
+from zktensor.ops.msm.model import n_windows
 from zktensor.runtime import counters
 
 MAX_LAUNCHES = 64
@@ -99,6 +100,45 @@ def test_small_scalars_exact_no_sync(name):
     assert guard.triton_launches == 1 + st["rounds"] + len(st["reduce_levels"]) + 1   # from_mont, rounds,
     # the reduction's levels, the windows
     assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=pytest.mark.slow)])
+def test_weighted_table_exact_no_sync(name):
+    """The device program against a weighted table (`weighted=`, MSMConfig.weighted): the
+    table is 2^(C·t)·P_i at column t·n + i, and with it the windows share one row of
+    buckets, so each batch row has 2^(C-1) buckets, not W times as many, and nothing is
+    left for the final Horner to double. The bases and scalars of test_small_scalars_exact_no_sync
+    (every exceptional addition): the oracle's sums, no host read, at most 64 launches."""
+    g, pts, ks = _edge_case(name, 8, bits=8)
+    ks2 = [(k * 7 + 3) % 256 for k in ks]
+    G = zt.group(name)
+    P = G.tensor(pts)
+    K = G.Fr.tensor([ks, ks2])
+    C, W = 3, 3
+    with zt.config(target="triton"):
+        table = device.weighted_points(G, P, C, W)
+        asked = []
+        st = {}
+        with SyncGuard() as guard, counters.record() as c:
+            res = device.device_msm(G, K, P, MSMConfig(window=C, segment=2), st, bits=8,
+                                    weighted=lambda w: asked.append(w) or table)
+    assert table.to_affine() == [None if p is None else O.mul(g, p, 1 << (C * t)) for t in range(W) for p in pts]
+    assert asked == [C] and st["weighted"] and st["windows"] == W
+    assert st["buckets"] == 2 * (1 << (C - 1))                  # 2 batch rows, one row of buckets each
+    assert guard.launches <= MAX_LAUNCHES and c.syncs == 0 and c.launches == guard.launches
+    assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
+
+
+def test_weighted_table_too_small():
+    """A weighted table made for fewer windows than the scalars need is refused, not read
+    past its end."""
+    G = zt.group("bn254.g1")
+    P = G.generator((4,))
+    with zt.config(target="triton"):
+        table = device.weighted_points(G, P, 3, 2)
+        with pytest.raises(ValueError, match="weighted table of 8 points"):
+            device.device_msm(G, G.Fr.tensor([1, 2, 3, 255]), P, MSMConfig(window=3), bits=8,
+                              weighted=lambda w: table)
 
 
 def _count_launches(monkeypatch, name, n):
@@ -316,13 +356,47 @@ def test_prepared_many_and_plan_on_device(monkeypatch, kernels):
             st = {}
             many = zt.msm_many(jobs, bases, stats=st)
         seen = []
-        monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None:
+        monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None:
                             seen.append((sc, pt)) or GS.identity((1,)))
         zt.msm(plan, bases)
     assert st["launches"] <= MAX_LAUNCHES and st["syncs"] == 0
     assert calls is None or calls == [(name, 16, 3)]
     assert many.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts[:8], ks[:8]), O.msm(g, pts[8:], ks[8:])]
     assert len(seen) == 1 and seen[0][0] is K and torch.equal(seen[0][1].data, bases.device_points)
+
+
+def test_weighted_config_on_prepared_bases(monkeypatch):
+    """MSMConfig(weighted=True) with bases from msm_prepare on the Triton target: msm and
+    msm_many over every base run the device program against the bases' weighted table,
+    made once and kept (and counted in memory_bytes); msm_many over part of the bases runs
+    the plain program. The kernels are the oracle's stand-in (tests/oracle_msm.py), and the
+    table is W copies of the bases, which the stand-in's sums do not read (its doublings
+    take minutes interpreted; the weighted table and sums: test_weighted_table_exact_no_sync)."""
+    install_oracle_msm(monkeypatch)
+    made = []
+    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W: made.append((C, W)) or
+                        zt.PointTensor(GS, P.data.repeat(1, 1, W)))
+    name = "bn254.g1"
+    g, pts, ks = _edge_case(name, 16)
+    G = zt.group(name)
+    K = G.Fr.tensor(ks)
+    cfg = MSMConfig(window=8, weighted=True)
+    W = n_windows(G.r.bit_length(), 8)
+    with zt.config(target="triton"):
+        bases = zt.msm_prepare(G.tensor(pts))
+        plain_bytes = bases.memory_bytes()
+        st1, st2, st3 = {}, {}, {}
+        one = zt.msm(K, bases, cfg, stats=st1)
+        table = bases.device_weighted(8)
+        many = zt.msm_many([(K, 0)], bases, cfg, stats=st2)
+        part = zt.msm_many([(G.Fr.tensor(ks[:8]), 0)], bases, cfg, stats=st3)
+    assert st1["weighted"] and st2["weighted"] and not st3["weighted"]
+    assert st1["buckets"] == 1 << 7 and st3["buckets"] == W << 7
+    assert bases.device_weighted(8) is table and table.shape[0] == W * 16 and made == [(8, W)]
+    assert bases.memory_bytes() == plain_bytes * (W + 1)
+    want = O.msm(g, pts, ks)
+    assert one.to_affine() == want and many.to_affine() == [want]
+    assert part.to_affine() == [O.msm(g, pts[:8], ks[:8])]
 
 
 def test_many_on_device_bad_input(monkeypatch):

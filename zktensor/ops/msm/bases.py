@@ -70,10 +70,22 @@ class MSMBases:
     def __len__(self):
         return self.n
 
+    def device_weighted(self, C: int) -> PointTensor:
+        """The device bases' weighted table for windows of C bits (`device.weighted_points`),
+        made at the first call for C and kept; one C at a time (each is W copies of the bases)."""
+        from .device import weighted_points
+        kept = self.__dict__.setdefault("_weighted", {})
+        if C not in kept:
+            kept.clear()
+            kept[C] = weighted_points(self.G, PointTensor(self.G, self.device_points), C,
+                                      n_windows(self.G.r.bit_length(), C))
+        return kept[C]
+
     def memory_bytes(self) -> int:
         t = self.device_points if self.device_points is not None else \
             self.table if self.table is not None else self.rows
-        return t.numel() * 4
+        extra = sum(w.data.numel() for w in self.__dict__.get("_weighted", {}).values())
+        return (t.numel() + extra) * 4
 
 
 def table_columns(n: int, J: int, c: int) -> int:

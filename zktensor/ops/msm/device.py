@@ -21,7 +21,9 @@ on those alone, and none of them waits for the device.
    running sum r and the weighted sum a = sum_j (j+1)·B_j), then blocks of blocks merged
    (r = sum r_k, a = m·sum_k k·r_k + sum_k a_k), until each row is one lane: the critical
    path is a few short chains, not a walk over the row's 2^(C-1) buckets.
-5. Windows (`chain` again): Horner, C doublings between windows.
+5. Windows (`chain` again): Horner, C doublings between windows. With a weighted table
+   (`weighted_points`: the bases times 2^(C·t), one copy a window) the windows share one
+   row of buckets instead, and this step has nothing to combine.
 
 Exceptional additions (P + P, P - P, the identity) are resolved inside the kernels
 (`msm_device.pstep`), never on the host.
@@ -127,12 +129,32 @@ def msm_device_warps(block: int) -> int:
     return num_warps(block)
 
 
+def weighted_points(GS, points: PointTensor, C: int, W: int) -> PointTensor:
+    """The weighted table of 1-D bases for the device program with windows of C bits:
+    (W·n,) XYZZ points, 2^(C·t)·P_i at column t·n + i (GZKP's weighted bases, one copy a
+    window). W times the bases' memory, made once by (W - 1)·C doublings of all n points."""
+    n = points.shape[0]
+    out = torch.empty((GS.L, GS.K, W * n), dtype=torch.int32, device=points.device)
+    cur = points.reshape(n)
+    out[:, :, :n] = cur.data
+    for t in range(1, W):
+        cur = cur.double(C)
+        out[:, :, t * n:(t + 1) * n] = cur.data
+    return PointTensor(GS, out)
+
+
 def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | None = None,
-               bits: int | None = None):
+               bits: int | None = None, weighted=None):
     """sum_i k_i·P_i for scalars (a FieldTensor (n,) or (B, n) of the scalar field on the
     points' device, Python ints, or standard-form int32 words (Lr, B, n) on that device)
     and 1-D points, on the Triton target: a PointTensor
-    of shape (B,). `bits`: scalars are below 2^bits (default: r's bits), fewer windows."""
+    of shape (B,). `bits`: scalars are below 2^bits (default: r's bits), fewer windows.
+
+    `weighted`: a function of C giving the points' weighted table for windows of C bits
+    (`weighted_points`; `MSMBases.device_weighted` keeps one). Window t's digit of scalar i
+    then multiplies column t·n + i of the table, so all windows add into one row of
+    buckets and the result needs no Horner over the windows: its (W - 1)·C doublings are a
+    chain one lane deep, the longest in the program (bench/results/gpu_estimate.md)."""
     dev = points.device
     n = points.shape[0]
     words = _scalar_words(GS, scalars, dev)                  # (Lr, B, n) standard form
@@ -142,6 +164,16 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     if not 2 <= C <= MAX_DEVICE_WINDOW:
         raise ValueError(f"the device MSM takes windows of 2..{MAX_DEVICE_WINDOW} bits, got {C}")
     W = n_windows(bits, C)
+    # 1: digits
+    d = signed_digits_torch(words.reshape(words.shape[0], B * n), C, W).reshape(W, B, n)
+    windows = W
+    if weighted is not None:     # one window over W·n points: digit (t, b, i) at column t·n + i
+        table = weighted(C)
+        if table.shape[0] < W * n:
+            raise ValueError(f"a weighted table of {table.shape[0]} points; windows of {C} bits need {W * n}")
+        d = d.permute(1, 0, 2).reshape(1, B, W * n)
+        points = PointTensor(GS, table.data[:, :, :W * n])
+        n, W = W * n, 1
     S = cfg.segment
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
@@ -149,8 +181,7 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     block = cfg.block
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
-    # 1-2: digits, keys, sort, bucket starts
-    d = signed_digits_torch(words.reshape(words.shape[0], B * n), C, W).reshape(W, B, n)
+    # 2: keys, sort, bucket starts
     rowbase = _const(("rowbase", B, W, N, str(dev)), lambda: (                 # (W, B, 1): row b·W + t
         (torch.arange(W, device=dev)[:, None] + W * torch.arange(B, device=dev)[None, :]) * N - 1)[:, :, None])
     keys = torch.where(d != 0, d.abs() + rowbase, NB).reshape(-1)
@@ -192,8 +223,8 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
     _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block)
     if stats is not None:
-        stats.update(window=C, windows=W, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
-                     reduce_levels=levels, path="device")
+        stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
+                     reduce_levels=levels, path="device", weighted=weighted is not None)
     return PointTensor(GS, res)
 
 

@@ -41,6 +41,11 @@ class MSMConfig:
                  num_warps = block // 32, one column a thread
     segment      Triton target: entries a lane of the accumulation kernel adds in its loop (a
                  bucket longer than that is cut into segments, summed again in later rounds)
+    weighted     Triton target, prepared bases (`msm_prepare`): run against their weighted
+                 table (`device.weighted_points`, W copies of the bases, made at the first
+                 such MSM and kept), so the windows share one row of buckets and no chain of
+                 doublings combines them at the end. W times the bases' device memory; off
+                 by default until a GPU measures it against the plain program.
     """
     window: int | None = None
     chunks: int | None = None
@@ -55,6 +60,7 @@ class MSMConfig:
     strategy: str | None = None
     block: int = 64
     segment: int = 16
+    weighted: bool = False
 
     def __post_init__(self):
         if self.reduction not in REDUCTIONS:
