@@ -23,7 +23,11 @@ setup(
     # Lower bounds are the releases the project is tested with, where an older one is
     # known or likely to break it. Triton's upper bound: runtime/aot.py and
     # runtime/triton_passes.py use its compiler internals (ASTSource, GPUTarget, the
-    # pass list), which change between minor releases. torch-mlir publishes dated
+    # pass list), which change between minor releases. Its lower bound: the CPU tests run
+    # the kernels under Triton's interpreter, whose tl.fma before 3.9 is numpy's x*y + z,
+    # rounded twice, which breaks the fp64 strategy's exact product split (checked with
+    # 3.6: the interpreted fp64 field tests fail). Compiled for a GPU, 3.6 runs the same
+    # kernels right (bench/results/gpu/h200_2026-11-26.md). torch-mlir publishes dated
     # snapshots of the MLIR Python bindings (the IRDL dialect, the ExecutionEngine).
     install_requires=[
         "torch>=2.15",
