@@ -3,10 +3,8 @@
     python -m bench.gpu_profile --group bn254.g1 --log-sizes 16,20 --json prof.json     # on a GPU
     python -m bench.gpu_profile --device cpu --log-sizes 10                              # the same on CPU ops
 
-The timed calls of bench/msm.py give one number per size. On the first lent GPU, BN254 G1
-took 10.2 ms at 2^16 and 14.7 ms at 2^18 (bench/results/gpu/h200_2026-11-26.md). Four
-times the points cost 1.44 times the time, so most of each call is a fixed part.
-
+The timed calls of bench/msm.py give one number per size. On the first lent GPU most of
+each call was a part that hardly grew with the size (bench/results/gpu/h200_2026-11-26.md).
 This script names the kernels that make up that part. For each size it runs one warm
 call, then `--calls` calls under `torch.profiler` with CUDA activities, each call ended by
 a synchronisation. It prints every kernel's launches, total and mean device time per MSM,

@@ -211,9 +211,9 @@ def main(argv=None) -> int:
         op = ("g1" if group.endswith("g1") else "g2") + "_msm"
         for ls in [int(x) for x in args.log_sizes.split(",")]:
             for kind in args.kinds.split(","):
-                variants = [(False, False)] + [(True, False)] * args.prepared + [(True, True)] * args.weighted
+                variants = [(False, False)] + [(True, False)] * args.prepared + [(False, True)] * args.weighted
                 for prepared, weighted in variants:
-                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared and not weighted,
+                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
                                 args.checkpoint, args.device, weighted)
                     n = r["n"]
                     peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
@@ -223,7 +223,7 @@ def main(argv=None) -> int:
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
                              "counts": r.get("counts"), "arith": r["arith"]}
-                    if prepared:
+                    if prepared or weighted:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)
                     name = op + ("_sparse" if kind == "sparse" else "") + \

@@ -10,10 +10,10 @@
 #
 # Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
 # (prebuilt.tar.xz, unpacked there) and, once a call has brought it back, Triton's cache.
-# A cold call is compile-bound: on the lent H200 (16 cores, 2026-11-26) each test process
-# spent 20-114 s compiling its kernels, in parallel, before any GPU work. So every call ends
-# by packing Triton's cache into OUTDIR (triton-cache.tar.xz, in 15 MiB parts); copy those
-# files into .gpu-fixtures/ here and the next call, on a fresh machine too, starts warm.
+# A cold call is compile-bound (bench/results/gpu/h200_2026-11-26.md): every test process
+# compiles its kernels before any GPU work. So every call ends by packing Triton's cache into
+# OUTDIR (triton-cache.tar.xz, in 15 MiB parts); copy those files into .gpu-fixtures/ here
+# and the next call, on a fresh machine too, starts warm.
 #
 # Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go to
 # bench/results/gpu/, saved after every row. Each step runs under `timeout` (SIGINT, so
@@ -80,9 +80,8 @@ export PYTHONUNBUFFERED=1
 export ZKTENSOR_NO_COMPILER=1                 # never reach for MLIR: a missing kernel is an error that says so
 [ -d .gpu-fixtures ] && export ZKT_FIXTURES_BUILD="$ROOT/.gpu-fixtures"
 export ZKTENSOR_CACHE_DIR="${ZKTENSOR_CACHE_DIR:-/tmp/zktensor-gpu-cache}"
-# Triton's compiled kernels: a cold device call is compile-bound, so the cache goes back in
-# $OUT (triton-cache.tar.xz, in parts of 15 MiB) and, carried in .gpu-fixtures/, is unpacked
-# here by the next call, on a fresh machine too (entries are keyed by source, triton and GPU)
+# Triton's compiled kernels, packed into $OUT at the end (the header says why); its entries
+# are keyed by source, Triton and GPU, so a carried cache never serves a stale kernel
 export TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-/tmp/zktensor-gpu-triton}"
 mkdir -p "$TRITON_CACHE_DIR"
 
@@ -91,6 +90,7 @@ XDIST=(-n "${GPU_JOBS:-$(nproc)}" --dist worksteal)
 "$PY" -c "import xdist" 2>/dev/null || XDIST=()
 TEST_TIMEOUT=(--timeout "${GPU_TEST_SECONDS:-300}")
 "$PY" -c "import pytest_timeout" 2>/dev/null || TEST_TIMEOUT=()
+GPU_PYTEST=("$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}")
 
 say() { echo "[gpu.sh $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
 
@@ -131,14 +131,11 @@ for step in $STEPS; do
         # every kernel of a GPU proof compiled by Triton once, with progress (kept for the later steps)
         run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves bn254,bls12_381 --force ;;
     tests)          # all of tests/gpu, GPU_JOBS workers compiling at once
-        run_step tests "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
-            ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
+        run_step tests "${GPU_PYTEST[@]}" ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
     tests-ops)      # field, NTT and MSM against Python-int oracles
-        run_step tests-ops "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
-            -k "not groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
+        run_step tests-ops "${GPU_PYTEST[@]}" -k "not groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
     tests-proofs)   # whole proofs: verified, no host read inside the graph, keys past the device in chunks
-        run_step tests-proofs "$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}" \
-            -k "groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
+        run_step tests-proofs "${GPU_PYTEST[@]}" -k "groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-proofs.xml" tests/gpu ;;
     compile)
         # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
         run_step compile env TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -m bench.gpu_first_proof --json "$OUT/first_proof.json" ;;
@@ -151,11 +148,11 @@ for step in $STEPS; do
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
         for s in ${GPU_STRATEGIES//,/ }; do
-            run_step "profile-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
-                --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_$s.json"
-            [ "${GPU_WEIGHTED:-1}" = 1 ] && run_step "profile-$s-weighted" env ZKTENSOR_STRATEGY="$s" "$PY" \
-                -m bench.gpu_profile --device cuda --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" \
-                --weighted --json "$OUT/profile_${s}_weighted.json"
+            for v in plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted); do
+                run_step "profile-$s-$v" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
+                    --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_${s}_$v.json" \
+                    $([ "$v" = weighted ] && echo --weighted)
+            done
         done ;;
     ntt)
         for s in ${GPU_STRATEGIES//,/ }; do

@@ -184,6 +184,7 @@ def msm_ops(curve: str, progress) -> None:
     import torch
 
     import zktensor as zt
+    from .kernels.point_formulas import max_chain
     for g in ("g1", "g2"):
         G = zt.group(f"{curve}.{g}")
         progress(f"{G.name} points and msm")
@@ -197,10 +198,9 @@ def msm_ops(curve: str, progress) -> None:
         zt.msm(k, P).to_affine()
         zt.msm(k, zt.msm_prepare(P))
         zt.msm([[1, 2, 3, 4], [0, 0, 1, 5]], P)
-        # the weighted table's doublings (MSMConfig.weighted: bench.msm --weighted), in runs
-        # of every length the device window's doublings split into
-        for c in (13, 14, 15, 16):
-            P.double(c)
+        # the weighted table's doublings (MSMConfig.weighted: bench.msm --weighted): double_n
+        # fuses runs of 2^j <= max_chain doublings, and 2·max_chain - 1 of them take every run
+        P.double(2 * max_chain(G) - 1)
 
 
 def proof(path: Path, progress) -> None:

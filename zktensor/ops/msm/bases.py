@@ -30,6 +30,7 @@ class MSMBases:
     (`device_points`), and every MSM against them is the device program (`device`)."""
 
     device_points = None
+    _weighted = None            # (C, the device bases' weighted table for windows of C bits)
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
                  checkpoint: int, chunks: int, config: MSMConfig):
@@ -74,17 +75,16 @@ class MSMBases:
         """The device bases' weighted table for windows of C bits (`device.weighted_points`),
         made at the first call for C and kept; one C at a time (each is W copies of the bases)."""
         from .device import weighted_points
-        kept = self.__dict__.setdefault("_weighted", {})
-        if C not in kept:
-            kept.clear()
-            kept[C] = weighted_points(self.G, PointTensor(self.G, self.device_points), C,
-                                      n_windows(self.G.r.bit_length(), C))
-        return kept[C]
+        if self._weighted is None or self._weighted[0] != C:
+            self._weighted = None               # the old table goes before the new one is made
+            self._weighted = (C, weighted_points(self.G, PointTensor(self.G, self.device_points), C,
+                                                 n_windows(self.G.r.bit_length(), C)))
+        return self._weighted[1]
 
     def memory_bytes(self) -> int:
         t = self.device_points if self.device_points is not None else \
             self.table if self.table is not None else self.rows
-        extra = sum(w.data.numel() for w in self.__dict__.get("_weighted", {}).values())
+        extra = self._weighted[1].data.numel() if self._weighted is not None else 0
         return (t.numel() + extra) * 4
 
 
