@@ -177,6 +177,8 @@ def main(argv=None) -> int:
                     help="--device cuda: also time the device program on the bases' weighted table "
                          "(MSMConfig.weighted; the table made apart, in prepare_s)")
     ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="a configuration that fails is reported and skipped (the others still run)")
     ap.add_argument("--peers", action="store_true", help="run gnark-crypto and arkworks in this run")
     ap.add_argument("--wait-quiet", type=float, default=600.0,
                     help="seconds the peers wait for other processes to go quiet (bench.peers)")
@@ -213,8 +215,15 @@ def main(argv=None) -> int:
             for kind in args.kinds.split(","):
                 variants = [(False, False)] + [(True, False)] * args.prepared + [(False, True)] * args.weighted
                 for prepared, weighted in variants:
-                    r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
-                                args.checkpoint, args.device, weighted)
+                    try:
+                        r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
+                                    args.checkpoint, args.device, weighted)
+                    except RuntimeError as e:
+                        if not args.keep_going:
+                            raise
+                        print(f"{group} 2^{ls} {kind}{' weighted' if weighted else ' prepared' if prepared else ''}"
+                              f" FAILED: {str(e).strip().splitlines()[-1] if str(e).strip() else e}", flush=True)
+                        continue
                     n = r["n"]
                     peers = {p["system"]: p for p in prows if p["field_or_curve"] == PEER_CURVE[curve]
                              and p["size"] == n and p["threads"] == args.threads and p["op"] == op}

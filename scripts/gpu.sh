@@ -5,15 +5,18 @@
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
 #                                        and copy the test fixtures into .gpu-fixtures/ (ignored)
 #   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests tests-ops tests-proofs compile
-#                                        msm profile ntt groth16:K (2^K constraints); default: env
-#                                        tests msm profile ntt groth16:16 groth16:18 groth16:20 compile
+#                                        compile-warmup msm profile ntt groth16:K (2^K constraints);
+#                                        default: env warmup tests msm profile ntt groth16:16
+#                                        groth16:18 groth16:20 compile-warmup
 #
 # Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
 # (prebuilt.tar.xz, unpacked there) and, once a call has brought it back, Triton's cache.
-# A cold call is compile-bound (bench/results/gpu/h200_2026-11-26.md): every test process
-# compiles its kernels before any GPU work. So every call ends by packing Triton's cache into
-# OUTDIR (triton-cache.tar.xz, in 15 MiB parts); copy those files into .gpu-fixtures/ here
-# and the next call, on a fresh machine too, starts warm.
+# A cold call is compile-bound (bench/results/gpu/h200_2026-11-26.md): a process compiles
+# the kernels it launches one after another. So the warmup step (`zktensor warmup --device
+# cuda`) and the msm and ntt steps first run a compile pass: the same work in GPU_SHARDS
+# (the cores) processes at once, each compiling its share (runtime/compile_shards.py).
+# And every call ends by packing Triton's cache into OUTDIR (triton-cache.tar.xz, in 15 MiB
+# parts); copy those files into .gpu-fixtures/ here and the next call starts warm.
 #
 # Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go to
 # bench/results/gpu/, saved after every row. Each step runs under `timeout` (SIGINT, so
@@ -44,7 +47,7 @@ if [ "${1:-}" = "--pack" ]; then
         [ -f "$src/$f/circuit_final.zkey" ] && proofs="$proofs${proofs:+,}$src/$f"
     done
     [ -n "$proofs" ] || echo "gpu.sh: no fixture built (scripts/fixtures.sh): the proofs' own kernels are not pre-built"
-    "$PY" -m zktensor.prebuild ${proofs:+--proofs "$proofs"} --setup
+    "$PY" -m zktensor.prebuild ${proofs:+--proofs "$proofs"} --setup --warmup
     # the pack must hold every Triton entry tests/gpu launches (too slow for CI with cold
     # caches: it builds a pack of its own)
     ZKTENSOR_CHECK_PACK=1 "$PY" -m pytest -q -p no:cacheprovider \
@@ -72,8 +75,13 @@ fi
 
 OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
-STEPS="${*:-env tests msm profile ntt groth16:16 groth16:18 groth16:20 compile}"
+STEPS="${*:-env warmup tests msm profile ntt groth16:16 groth16:18 groth16:20 compile-warmup}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
+# GPU_TOTAL_SECONDS: the whole call's budget (a device call is cut at 10 minutes): every step's
+# limit shrinks to what is left of it less a reserve for packing the results, and a step
+# with under a minute left is skipped
+TOTAL="${GPU_TOTAL_SECONDS:-0}"
+RESERVE=45
 mkdir -p "$OUT"
 LOG="$OUT/gpu.log"
 export PYTHONUNBUFFERED=1
@@ -93,15 +101,44 @@ TEST_TIMEOUT=(--timeout "${GPU_TEST_SECONDS:-300}")
 GPU_PYTEST=("$PY" -m pytest -v --tb=short -rfEs --durations=0 -p no:cacheprovider -m gpu "${XDIST[@]}" "${TEST_TIMEOUT[@]}")
 
 say() { echo "[gpu.sh $(date +%H:%M:%S)] $*" | tee -a "$LOG"; }
+cubins() { find "$TRITON_CACHE_DIR" -name '*.cubin' | wc -l; }
+
+compile_pass() {   # name, command...: the command in GPU_SHARDS processes at once, each compiling
+    # its share of the kernels into Triton's cache (runtime/compile_shards.py), so that the
+    # measured run that follows compiles nothing; what they print is meaningless and kept apart
+    local name="$1"; shift
+    local n="${GPU_SHARDS:-$(nproc)}" t0=$SECONDS before k lim
+    lim=$(limit)
+    [ "$n" -gt 1 ] && [ "$lim" != 0 ] || return 0
+    before=$(cubins)
+    say "compile pass $name: $n processes: $*"
+    for k in $(seq 0 $((n - 1))); do
+        ZKTENSOR_COMPILE_SHARD="$k/$n" timeout -s INT -k 20 "$lim" "$@" > "$OUT/pass-$name-$k.txt" 2>&1 &
+    done
+    wait
+    say "compile pass $name: $(( $(cubins) - before )) kernels compiled in $((SECONDS - t0)) s"
+}
+
+limit() {      # this step's seconds: LIMIT, or what GPU_TOTAL_SECONDS leaves (0: skip it)
+    local left=$(( TOTAL - SECONDS - RESERVE ))
+    if [ "$TOTAL" -le 0 ]; then echo "$LIMIT"
+    elif [ "$left" -lt 60 ]; then echo 0
+    elif [ "$left" -lt "$LIMIT" ]; then echo "$left"
+    else echo "$LIMIT"; fi
+}
 
 run_step() {   # name, command...
     local name="$1"; shift
+    local lim; lim=$(limit)
+    if [ "$lim" = 0 ]; then say "step $name: skipped (GPU_TOTAL_SECONDS=$TOTAL spent)"; return 0; fi
     say "step $name: $*"
     local t0=$SECONDS
     # SIGINT first: pytest then prints its summary and writes its junit file
-    timeout -s INT -k 20 "$LIMIT" "$@" 2>&1 | tee "$OUT/$name.txt" >> "$LOG"
+    timeout -s INT -k 20 "$lim" "$@" 2>&1 | tee "$OUT/$name.txt" >> "$LOG"
     local rc=${PIPESTATUS[0]}
-    say "step $name: exit $rc after $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo " (stopped at ${LIMIT} s)")"
+    say "step $name: exit $rc after $((SECONDS - t0)) s$([ "$rc" = 124 ] && echo " (stopped at ${lim} s)")"
+    mkdir -p "$OUT/results"
+    cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
     return 0
 }
 
@@ -129,7 +166,7 @@ for step in $STEPS; do
         run_step env bash -c "nvidia-smi; $PY -c 'import sys, torch, triton; print(sys.version); print(\"torch\", torch.__version__, \"triton\", triton.__version__, torch.cuda.get_device_name(0))'; $PY -c 'import torch_mlir' 2>&1 | tail -1; cat .zktensor-prebuilt/manifest.json 2>/dev/null | head -c 600" ;;
     warmup)
         # every kernel of a GPU proof compiled by Triton once, with progress (kept for the later steps)
-        run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves bn254,bls12_381 --force ;;
+        run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves "${GPU_WARMUP_CURVES:-bn254,bls12_381}" --force ;;
     tests)          # all of tests/gpu, GPU_JOBS workers compiling at once
         run_step tests "${GPU_PYTEST[@]}" ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
     tests-ops)      # field, NTT and MSM against Python-int oracles
@@ -139,12 +176,20 @@ for step in $STEPS; do
     compile)
         # a user's first BN254 proof with Triton's cache cold: the wait for its kernels
         run_step compile env TRITON_CACHE_DIR="$(mktemp -d)" "$PY" -m bench.gpu_first_proof --json "$OUT/first_proof.json" ;;
+    compile-warmup)
+        # the same with `zktensor warmup --device cuda` first: its compile pass on every core.
+        # First in a call, Triton's cache is still cold, and what it compiles serves the later steps
+        cold="$TRITON_CACHE_DIR"; [ -z "$(ls -A "$cold")" ] || cold="$(mktemp -d)"
+        run_step compile-warmup env TRITON_CACHE_DIR="$cold" "$PY" -m bench.gpu_first_proof --warmup \
+            --json "$OUT/first_proof_warmup.json" ;;
     msm)
         for s in ${GPU_STRATEGIES//,/ }; do
-            run_step "msm-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda \
-                --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}" \
-                --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense --runs 5 --save "msm_$s" \
-                $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted)
+            msm=(env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda --keep-going
+                 --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}"
+                 --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense
+                 $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted))
+            compile_pass "msm-$s" "${msm[@]}" --runs 1 --no-save
+            run_step "msm-$s" "${msm[@]}" --runs 5 --save "msm_$s"
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
         for s in ${GPU_STRATEGIES//,/ }; do
@@ -156,8 +201,10 @@ for step in $STEPS; do
         done ;;
     ntt)
         for s in ${GPU_STRATEGIES//,/ }; do
-            run_step "ntt-$s" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.ntt --device cuda \
-                --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers --quiet-wait 0 --save "ntt_$s"
+            ntt=(env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.ntt --device cuda
+                 --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers --quiet-wait 0)
+            compile_pass "ntt-$s" "${ntt[@]}" --runs 1 --no-save
+            run_step "ntt-$s" "${ntt[@]}" --save "ntt_$s"
         done ;;
     groth16:*)
         # one size a step: the circuit from Python, its key from zktensor's setup on the GPU
@@ -165,7 +212,7 @@ for step in $STEPS; do
         run_step "groth16-${step#groth16:}" "$PY" -m bench.groth16 --device cuda --cli-runs 0 --circuits bench \
             --sizes "${step#groth16:}" --quiet-wait 2 ;;
     *)
-        say "unknown step $step (env warmup tests tests-ops tests-proofs compile msm profile ntt groth16:K)" ;;
+        say "unknown step $step (env warmup tests tests-ops tests-proofs compile compile-warmup msm profile ntt groth16:K)" ;;
     esac
 done
 mkdir -p "$OUT/results"

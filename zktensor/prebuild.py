@@ -4,6 +4,7 @@
     python -m zktensor.prebuild --strategies int32 --curves bn254 --out DIR
     python -m zktensor.prebuild --proofs tests/fixtures/build/multiplier   # + a whole proof's kernels
     python -m zktensor.prebuild --setup                      # + `zktensor setup`'s (bench/groth16.py on a GPU)
+    python -m zktensor.prebuild --warmup                     # + `zktensor warmup --device cuda`'s
 
 Generating a kernel's Triton source goes through the MLIR bindings, which a lent GPU
 machine does not have (the torch-mlir wheel does not travel). This command generates
@@ -229,12 +230,21 @@ def key_setup(progress) -> None:
         setup(demo_files()["r1cs"], Path(d) / "demo.zkey", device="cpu")
 
 
+def warmup_steps(curve: str, progress) -> None:
+    """The steps of `zktensor warmup --device cuda` (groth16/warmup.py), as run on a GPU."""
+    from .groth16 import warmup
+    for step in warmup.steps("cuda"):
+        progress(f"{curve} warmup {step}")
+        warmup.run_step(step, curve, "cpu")
+
+
 def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progress=None,
-             workloads=None, setup: bool = False) -> dict:
+             workloads=None, setup: bool = False, warmup: bool = False) -> dict:
     """Run the workloads (default: field_ops, ntt_ops, msm_ops; each a function of a curve name
     and a progress callback) for each strategy on the Triton target and copy the Triton entries
     they used into out/kernels/; returns the manifest (also written to out/manifest.json)."""
     workloads = (field_ops, ntt_ops, msm_ops) if workloads is None else tuple(workloads)
+    workloads += (warmup_steps,) * warmup
     import zktensor as zt
     from .runtime import cache
     say = progress or (lambda msg: print(f"prebuild: {msg}", file=sys.stderr, flush=True))
@@ -269,6 +279,7 @@ def prebuild(out: Path, curves=CURVES, strategies=STRATEGIES, proofs=(), progres
             tmp.rename(dest / key)
     manifest = {"fingerprint": cache.compiler_fingerprint(), "curves": list(curves),
                 "strategies": list(strategies), "proofs": [str(p) for p in proofs], "setup": setup,
+                "warmup": warmup,
                 "entries": entries, "seconds": round(time.perf_counter() - t0, 1)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     say(f"{len(entries)} Triton entries in {out} ({manifest['seconds']} s)")
@@ -284,6 +295,7 @@ def main(argv=None) -> int:
     ap.add_argument("--proofs", default="", help="zkey files or fixture folders (circuit_final.zkey and "
                     "witness.wtns, a .r1cs if there), comma-separated: also the kernels of a whole proof of each")
     ap.add_argument("--setup", action="store_true", help="also the kernels of `zktensor setup` (BN254)")
+    ap.add_argument("--warmup", action="store_true", help="also the kernels of `zktensor warmup --device cuda`")
     args = ap.parse_args(argv)
     for s in args.strategies.split(","):
         if s not in STRATEGIES:
@@ -293,7 +305,8 @@ def main(argv=None) -> int:
         zkey = p / "circuit_final.zkey" if p.is_dir() else p
         if not zkey.exists() or not (zkey.parent / "witness.wtns").exists():
             ap.error(f"--proofs: {p}: needs circuit_final.zkey (or the zkey given) and witness.wtns beside it")
-    prebuild(Path(args.out), args.curves.split(","), args.strategies.split(","), proofs, setup=args.setup)
+    prebuild(Path(args.out), args.curves.split(","), args.strategies.split(","), proofs, setup=args.setup,
+             warmup=args.warmup)
     return 0
 
 

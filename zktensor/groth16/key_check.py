@@ -188,7 +188,10 @@ def remembered(digest: str) -> str | None:
 def remember(digest: str, stamp: str) -> None:
     """Record that the key of this digest passed ``validate_zkey`` (a read-only cache only
     loses the memory)."""
+    from ..runtime import compile_shards
     from ..runtime.atomic import atomic_write
+    if compile_shards.active():         # a compile pass's checks computed nothing
+        return
     path = _stamp_file(digest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

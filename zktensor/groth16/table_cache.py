@@ -163,6 +163,9 @@ def _crcs(mm) -> list[int]:
 def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict | None = None) -> Path | None:
     """Write `tables` ({name: MSMBases or None}) as the entry for (zkey, specs); its path, or
     None when a table has an attribute this cache cannot store."""
+    from ..runtime import compile_shards
+    if compile_shards.active():         # a compile pass's tables are not the key's
+        return None
     key = entry_key(zkey_digest, specs, device)
     root = cache_dir()
     final = root / key

@@ -14,9 +14,12 @@ publishes every entry atomically, so two steps compiling the same kernel are har
 ``--device cuda`` runs the steps on the GPU, the Triton target: the proof's device graph
 (also with its tables in host memory, uploaded in chunks), its device MSMs and NTT passes.
 There Triton compiles each kernel to the GPU's code on its first launch (kept in Triton's
-cache, ``TRITON_CACHE_DIR``); its source comes from the kernel cache or
-`.zktensor-prebuilt/` (a machine without the MLIR bindings cannot generate it). The
-pairing step, the verifier's host code, is not a GPU kernel and is left to a warmup on
+cache, ``TRITON_CACHE_DIR``), one kernel after another in each process; its source comes
+from the kernel cache or `.zktensor-prebuilt/` (a machine without the MLIR bindings cannot
+generate it). So a GPU warmup first runs a compile pass: all steps in `--jobs` processes at
+once, each compiling its share of the kernels (`runtime/compile_shards.py`), then the
+steps themselves, which find the kernels compiled and check that the pass missed none.
+The pairing step, the verifier's host code, is not a GPU kernel and is left to a warmup on
 the CPU.
 """
 from __future__ import annotations
@@ -25,8 +28,23 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
+
+from ..runtime.compile_shards import ENV as SHARD_ENV
 
 STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover", "pairing")
+
+
+@contextmanager
+def _attempt():
+    """Around each call of a step. In a compile pass (runtime/compile_shards.py) the values
+    are meaningless and any check on them may fail: go on, to the next call's kernels."""
+    try:
+        yield
+    except Exception as e:
+        if not os.environ.get(SHARD_ENV):
+            raise
+        print(f"zktensor warmup (compile pass): {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
 
 
 def _field(curve: str, device: str = "cpu") -> None:
@@ -34,9 +52,12 @@ def _field(curve: str, device: str = "cpu") -> None:
     from ..kernels.field_programs import to_mont
     F = zt.field(f"{curve}.fr")
     a, b = F.random(64, device=device), F.random(64, device=device)
-    (a * b - a.square() + 7).to_ints()
-    zt.batch_inverse(b)
-    to_mont(F, a.data)
+    with _attempt():
+        (a * b - a.square() + 7).to_ints()
+    with _attempt():
+        zt.batch_inverse(b)
+    with _attempt():
+        to_mont(F, a.data)
 
 
 def _ntt(curve: str, device: str = "cpu") -> None:
@@ -44,7 +65,8 @@ def _ntt(curve: str, device: str = "cpu") -> None:
     from .r1cs_to_qap import coset_shift
     F = zt.field(f"{curve}.fr")
     x = F.random((3, 1 << 10), device=device)
-    zt.ntt(zt.intt(x), coset=coset_shift(F, 1 << 10))
+    with _attempt():
+        zt.ntt(zt.intt(x), coset=coset_shift(F, 1 << 10))
 
 
 def _points(G, n: int, device: str = "cpu"):
@@ -62,14 +84,18 @@ def _msm(curve: str, g: str, device: str = "cpu") -> None:
     from .key import PLAIN
     G = zt.group(f"{curve}.{g}")
     for n, M in ((1 << 9, PLAIN), (1 << 11, 1), (1 << 13, 1)):     # plain, weighted, point-major weighted
-        P = _points(G, n, device)
-        B = zt.msm_prepare(P, checkpoint=M, n_hint=n)
-        k = G.Fr.random(n, device=device)
-        plan = zt.msm_plan(k, B, B)
-        zt.msm(plan, B)
-        zt.msm(k, B)
-        zt.msm_many([(k[: n // 2], 0), (k[n // 2:], n // 2)], B)
-    zt.msm(G.Fr.random(64, device=device), _points(G, 64, device))
+        with _attempt():
+            P = _points(G, n, device)
+            B = zt.msm_prepare(P, checkpoint=M, n_hint=n)
+            k = G.Fr.random(n, device=device)
+            with _attempt():
+                zt.msm(zt.msm_plan(k, B, B), B)
+            with _attempt():
+                zt.msm(k, B)
+            with _attempt():
+                zt.msm_many([(k[: n // 2], 0), (k[n // 2:], n // 2)], B)
+    with _attempt():
+        zt.msm(G.Fr.random(64, device=device), _points(G, 64, device))
 
 
 def _prover(curve: str, device: str = "cpu") -> None:
@@ -78,11 +104,14 @@ def _prover(curve: str, device: str = "cpu") -> None:
     if curve != "bn254":
         return                      # the demo key is BN254's; the steps above cover the others' ops
     f = demo_files()
-    with Prover(f["zkey"], r1cs=f["r1cs"], device=device) as p:
-        p.prove(f["wtns"])
-        p.prove(f["wtns"], check=False)
+    with _attempt(), Prover(f["zkey"], r1cs=f["r1cs"], device=device) as p:
+        with _attempt():
+            p.prove(f["wtns"])
+        with _attempt():
+            p.prove(f["wtns"], check=False)
     if device != "cpu":             # a key past the device's table budget: its chunked uploads
-        with Prover(f["zkey"], r1cs=f["r1cs"], device=device, table_cache=False, table_budget=1 << 16) as p:
+        with _attempt(), Prover(f["zkey"], r1cs=f["r1cs"], device=device, table_cache=False,
+                                table_budget=1 << 16) as p:
             p.prove(f["wtns"])
 
 
@@ -126,28 +155,78 @@ def _stamp(curves, device: str = "cpu"):
     return cache_root() / "kernels" / f"warmup-{h.hexdigest()[:16]}.done"
 
 
+def _triton_cache() -> str:
+    return os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
+
+
+def _cubins(root: str) -> int:
+    return sum(f.endswith(".cubin") for _, _, files in os.walk(root) for f in files) if os.path.isdir(root) else 0
+
+
+def _spawn(args, env, **kw):
+    return subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+
+
+def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
+    """Every step of every curve in `shards` processes at once, each compiling its share of the
+    GPU kernels (runtime/compile_shards.py); the seconds it took. Progress: the GPU binaries
+    in Triton's cache."""
+    t0 = time.monotonic()
+    cache = _triton_cache()
+    before = _cubins(cache)
+    procs = [_spawn(["--compile-pass", ",".join(curves), device], dict(env, **{SHARD_ENV: f"{k}/{shards}"}))
+             for k in range(shards)]
+    errs = [b""] * shards
+    last = ""
+    while any(p.poll() is None for p in procs):
+        time.sleep(0.5)
+        done = sum(p.poll() is not None for p in procs)
+        line = (f"zktensor warmup: compile pass, {shards} processes: {_cubins(cache) - before} kernels "
+                f"compiled, {done}/{shards} processes done ({time.monotonic() - t0:.0f} s)")
+        if tty:
+            print("\r" + line, end="", file=out, flush=True)
+        elif line.split(" (")[0] != last:
+            print(line, file=out, flush=True)
+            last = line.split(" (")[0]
+    for i, p in enumerate(procs):
+        errs[i] = p.stderr.read()
+        p.stderr.close()
+    if tty:
+        print(file=out)
+    bad = [(i, p.returncode, e) for i, (p, e) in enumerate(zip(procs, errs)) if p.returncode]
+    for i, rc, e in bad:       # a lost process leaves its kernels to the steps that follow
+        tail = e.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {rc}"]
+        print(f"zktensor warmup: compile process {i} failed ({tail[0]}); the steps compile its share", file=out)
+    print(f"zktensor warmup: compile pass done in {time.monotonic() - t0:.1f} s "
+          f"({_cubins(cache) - before} kernels)", file=out, flush=True)
+    return time.monotonic() - t0
+
+
 def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr,
            device: str = "cpu") -> int:
     """Run every (step, curve) in a process of its own on `device`, `jobs` at a time; 0 if all
-    succeeded."""
+    succeeded. On a GPU, a compile pass in `jobs` processes (default: the cores) goes first."""
     stamp = _stamp(curves, device)
     if stamp.exists() and not force:
         print(f"zktensor warmup: the kernels are compiled already ({stamp.parent}; --force runs it again)",
               file=out)
         return 0
     tasks = [(s, c) for c in curves for s in steps(device)]
-    jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
     env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
+    env.pop(SHARD_ENV, None)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     tty = out.isatty()
     t0 = time.monotonic()
+    if device != "cpu":
+        _compile_pass(curves, device, max(1, jobs or os.cpu_count() or 1), env, out, tty)
+    jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
     pending, running, failed, done = list(tasks), {}, [], 0
     while pending or running:
         while pending and len(running) < jobs:
             s, c = pending.pop(0)
-            running[(s, c)] = subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", s, c, device], env=env,
-                                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            running[(s, c)] = _spawn([s, c, device], env)
         time.sleep(0.1)
         for key, p in list(running.items()):
             if p.poll() is None:
@@ -176,9 +255,22 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     return 1 if failed else 0
 
 
+def compile_pass_main(curves: str, device: str) -> int:
+    """One process of the compile pass: every step of every curve, each call attempted."""
+    for c in curves.split(","):
+        for s in steps(device):
+            with _attempt():
+                run_step(s, c, device)
+    from ..runtime import compile_shards
+    print(f"zktensor warmup (compile pass {os.environ.get(SHARD_ENV)}): compiled {len(compile_shards.compiled)}, "
+          f"left {len(compile_shards.skipped)} to the others", file=sys.stderr)
+    return 0
+
+
 def configure(p) -> None:
     p.add_argument("--curves", default="bn254", help="comma-separated: bn254, bls12_381 (default: bn254)")
-    p.add_argument("--jobs", type=int, help="steps at a time, each a process (default: the cores, at most 4)")
+    p.add_argument("--jobs", type=int, help="steps at a time, each a process (default: the cores, at most 4); "
+                   "with --device cuda also the compile pass's processes (default: the cores)")
     p.add_argument("--force", action="store_true", help="run even if a warmup of this code ran to the end")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="cpu (default), or cuda: the GPU proof's Triton kernels, compiled on the GPU")
@@ -200,4 +292,6 @@ def run(a) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "--compile-pass":
+        sys.exit(compile_pass_main(sys.argv[2], sys.argv[3]))
     run_step(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "cpu")

@@ -57,3 +57,9 @@ def load_triton_module(path: str, interpret: bool):
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     return mod
+
+
+# a compile pass in N processes (runtime/compile_shards.py): every module that launches
+# Triton kernels imports this one first
+from .compile_shards import install_from_env  # noqa: E402
+install_from_env()
