@@ -4,9 +4,9 @@
 
 Loads a BN254 key on `cuda` and proves twice. With Triton's cache empty (a fresh
 TRITON_CACHE_DIR), the key's load and the first proof include compiling every kernel they
-launch; the second proof is warm. With ``--warmup``, ``zktensor warmup --device cuda``
-(its compile pass in one process per core, runtime/compile_shards.py) runs first and is
-timed as part of the first use. The kernels' generated source must already be at hand
+launch; the second proof is warm. With ``--warmup``, ``zktensor warmup --device cuda
+--zkey ... --wtns ...`` (its compile pass in one process per core, runtime/compile_shards.py,
+with a proof of this key among its steps) runs first and is timed as part of the first use. The kernels' generated source must already be at hand
 (the kernel cache or `.zktensor-prebuilt/`). Fixture: $ZKT_FIXTURES_BUILD/<name> (default
 tests/fixtures/build/poseidon_like).
 """
@@ -51,7 +51,8 @@ def main(argv=None) -> int:
     if args.warmup:
         import subprocess
         t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "zktensor.cli", "warmup", "--device", "cuda", "--force"]
+        cmd = [sys.executable, "-m", "zktensor.cli", "warmup", "--device", "cuda", "--force",
+               "--zkey", str(zkey), "--wtns", str(wtns)]
         rc = subprocess.call(cmd + (["--jobs", str(args.jobs)] if args.jobs else []))
         out["warmup_s"], out["warmup_rc"] = time.perf_counter() - t0, rc
         out["cubins_after_warmup"] = _cubins(cache)

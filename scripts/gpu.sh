@@ -4,10 +4,10 @@
 #   scripts/gpu.sh --pack                here, before: pre-build the Triton source (the GPU tests'
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
 #                                        and copy the test fixtures into .gpu-fixtures/ (ignored)
-#   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests tests-ops tests-proofs compile
-#                                        compile-warmup msm profile ntt groth16:K (2^K constraints);
-#                                        default: env warmup tests msm profile ntt groth16:16
-#                                        groth16:18 groth16:20 compile-warmup
+#   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests-pass tests tests-ops
+#                                        tests-proofs compile compile-warmup msm profile ntt
+#                                        groth16:K (2^K constraints); default: env compile-warmup
+#                                        tests-pass tests msm profile ntt groth16:16 groth16:18
 #
 # Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
 # (prebuilt.tar.xz, unpacked there) and, once a call has brought it back, Triton's cache.
@@ -18,7 +18,8 @@
 # And every call ends by packing Triton's cache into OUTDIR (triton-cache.tar.xz, in 15 MiB
 # parts); copy those files into .gpu-fixtures/ here and the next call starts warm.
 #
-# Results and a log go to OUTDIR (gpu.log, one file per step); benchmark results also go to
+# Results and a log go to OUTDIR (gpu.log, one file per step), packed at the end into
+# OUTDIR/gpu-results.tar.gz (the device tool returns 8 files); benchmark results also go to
 # bench/results/gpu/, saved after every row. Each step runs under `timeout` (SIGINT, so
 # pytest still reports), GPU_STEP_SECONDS (540) each. Other knobs: GPU_JOBS (the cores) pytest
 # workers compile and run tests/gpu at once (Triton compiles a kernel on one core);
@@ -75,7 +76,7 @@ fi
 
 OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
-STEPS="${*:-env warmup tests msm profile ntt groth16:16 groth16:18 groth16:20 compile-warmup}"
+STEPS="${*:-env compile-warmup tests-pass tests msm profile ntt groth16:16 groth16:18}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
 # GPU_TOTAL_SECONDS: the whole call's budget (a device call is cut at 10 minutes): every step's
 # limit shrinks to what is left of it less a reserve for packing the results, and a step
@@ -169,6 +170,9 @@ for step in $STEPS; do
         run_step warmup "$PY" -m zktensor.cli warmup --device cuda --curves "${GPU_WARMUP_CURVES:-bn254,bls12_381}" --force ;;
     tests)          # all of tests/gpu, GPU_JOBS workers compiling at once
         run_step tests "${GPU_PYTEST[@]}" ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} --junitxml="$OUT/gpu-tests.xml" tests/gpu ;;
+    tests-pass)     # the compile pass for tests/gpu: every test in each of GPU_SHARDS processes
+        # (their verdicts mean nothing there), so that the tests steps after it compile nothing
+        compile_pass tests "$PY" -m pytest -q -p no:cacheprovider -m gpu ${GPU_TESTS_K:+-k "$GPU_TESTS_K"} tests/gpu ;;
     tests-ops)      # field, NTT and MSM against Python-int oracles
         run_step tests-ops "${GPU_PYTEST[@]}" -k "not groth16${GPU_TESTS_K:+ and ($GPU_TESTS_K)}" --junitxml="$OUT/gpu-tests-ops.xml" tests/gpu ;;
     tests-proofs)   # whole proofs: verified, no host read inside the graph, keys past the device in chunks
@@ -212,15 +216,23 @@ for step in $STEPS; do
         run_step "groth16-${step#groth16:}" "$PY" -m bench.groth16 --device cuda --cli-runs 0 --circuits bench \
             --sizes "${step#groth16:}" --quiet-wait 2 ;;
     *)
-        say "unknown step $step (env warmup tests tests-ops tests-proofs compile compile-warmup msm profile ntt groth16:K)" ;;
+        say "unknown step $step (env warmup tests-pass tests tests-ops tests-proofs compile compile-warmup msm profile ntt groth16:K)" ;;
     esac
 done
 mkdir -p "$OUT/results"
 cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
+# the device tool brings back at most 8 files of 16 MiB (64 MiB in all): everything but
+# Triton's cache goes into one archive, and the cache comes only in parts that fit beside it
+say "done: $STEPS"
 rm -f "$OUT"/triton-cache.tar.xz*
 tar -C "$TRITON_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/triton-cache.tar.xz"
-if [ "$(stat -c %s "$OUT/triton-cache.tar.xz")" -gt $((15 << 20)) ]; then
-    split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
+split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
+parts=$(ls "$OUT"/triton-cache.tar.xz.* | wc -l)
+if [ "$parts" -gt 3 ]; then
+    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1): $parts parts of 15 MiB, more than come back; not packed"
+    rm -f "$OUT"/triton-cache.tar.xz.*
+else
+    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries in $parts file(s) (copy them into .gpu-fixtures/ for the next call)"
 fi
-say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1); $(ls "$OUT"/triton-cache.tar.xz* | wc -l) file(s) in $OUT (copy them into .gpu-fixtures/ for the next call)"
-say "done: $STEPS"
+tar -C "$OUT" -czf "$OUT/../gpu-results.tar.gz" --exclude 'triton-cache.tar.xz*' . \
+    && find "$OUT" -mindepth 1 ! -name 'triton-cache.tar.xz*' -delete && mv "$OUT/../gpu-results.tar.gz" "$OUT/"

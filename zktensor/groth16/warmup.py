@@ -122,14 +122,29 @@ def _pairing(curve: str, device: str = "cpu") -> None:
         raise RuntimeError(f"the {curve} pairing cannot be compiled here (no MLIR bindings)")
 
 
+KEY_ENV = "ZKTENSOR_WARMUP_KEY"      # "zkey<os.pathsep>wtns": the user's own key (--zkey, --wtns)
+
+
+def _key(_curve: str, device: str = "cpu") -> None:
+    """A proof with the user's key: its sizes pick the kernels' specializations (Triton
+    compiles a kernel again for other divisibilities of its integer arguments), so the demo
+    key's proofs do not cover every kernel another key's proof launches."""
+    from .prover import Prover
+    zkey, wtns = os.environ[KEY_ENV].split(os.pathsep)
+    with _attempt(), Prover(zkey, device=device) as p:
+        p.prove(wtns, check=False)
+
+
 def run_step(step: str, curve: str, device: str = "cpu") -> None:
     {"field": _field, "ntt": _ntt, "msm_g1": lambda c, d: _msm(c, "g1", d), "msm_g2": lambda c, d: _msm(c, "g2", d),
-     "prover": _prover, "pairing": _pairing}[step](curve, device)
+     "prover": _prover, "pairing": _pairing, "key": _key}[step](curve, device)
 
 
 def steps(device: str = "cpu") -> tuple:
-    """The steps of a warmup on `device` (the pairing is host code: a CPU warmup's)."""
-    return STEPS if device == "cpu" else tuple(s for s in STEPS if s != "pairing")
+    """The steps of a warmup on `device` (the pairing is host code: a CPU warmup's), and a
+    proof with the user's key where one was given (once, under the first curve)."""
+    own = ("key",) if os.environ.get(KEY_ENV) else ()
+    return STEPS + own if device == "cpu" else tuple(s for s in STEPS if s != "pairing") + own
 
 
 def _bar(done: int, total: int, what: str, t0: float) -> str:
@@ -138,7 +153,7 @@ def _bar(done: int, total: int, what: str, t0: float) -> str:
     return f"\rzktensor warmup [{'#' * fill}{'-' * (w - fill)}] {done}/{total} {what:<28} {time.monotonic() - t0:5.1f} s"
 
 
-def _stamp(curves, device: str = "cpu"):
+def _stamp(curves, device: str = "cpu", key: tuple | None = None):
     """The file that says a warmup of `curves` on `device` ran to the end against this compiler
     and these kernels (a hash of their sources), so that setup scripts may call warmup every
     time."""
@@ -152,6 +167,9 @@ def _stamp(curves, device: str = "cpu"):
     h.update(",".join(sorted(curves)).encode())
     if device != "cpu":
         h.update(f"device {device}".encode())
+    for f in key or ():
+        st = os.stat(f)
+        h.update(f"{os.path.abspath(f)} {st.st_size} {st.st_mtime_ns}".encode())
     return cache_root() / "kernels" / f"warmup-{h.hexdigest()[:16]}.done"
 
 
@@ -163,21 +181,24 @@ def _cubins(root: str) -> int:
     return sum(f.endswith(".cubin") for _, _, files in os.walk(root) for f in files) if os.path.isdir(root) else 0
 
 
-def _spawn(args, env, **kw):
+def _spawn(args, env, stderr=subprocess.PIPE):
     return subprocess.Popen([sys.executable, "-m", "zktensor.groth16.warmup", *args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+                            stdout=subprocess.DEVNULL, stderr=stderr)
 
 
 def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
     """Every step of every curve in `shards` processes at once, each compiling its share of the
     GPU kernels (runtime/compile_shards.py); the seconds it took. Progress: the GPU binaries
     in Triton's cache."""
+    from ..runtime.cache import cache_root
     t0 = time.monotonic()
     cache = _triton_cache()
     before = _cubins(cache)
-    procs = [_spawn(["--compile-pass", ",".join(curves), device], dict(env, **{SHARD_ENV: f"{k}/{shards}"}))
-             for k in range(shards)]
-    errs = [b""] * shards
+    logs = cache_root() / "warmup-logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    files = [open(logs / f"compile-pass-{k}.log", "wb") for k in range(shards)]
+    procs = [_spawn(["--compile-pass", ",".join(curves), device], dict(env, **{SHARD_ENV: f"{k}/{shards}"}),
+                    stderr=f) for k, f in enumerate(files)]
     last = ""
     while any(p.poll() is None for p in procs):
         time.sleep(0.5)
@@ -189,32 +210,41 @@ def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -
         elif line.split(" (")[0] != last:
             print(line, file=out, flush=True)
             last = line.split(" (")[0]
-    for i, p in enumerate(procs):
-        errs[i] = p.stderr.read()
-        p.stderr.close()
+    for f in files:
+        f.close()
     if tty:
         print(file=out)
-    bad = [(i, p.returncode, e) for i, (p, e) in enumerate(zip(procs, errs)) if p.returncode]
-    for i, rc, e in bad:       # a lost process leaves its kernels to the steps that follow
-        tail = e.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {rc}"]
-        print(f"zktensor warmup: compile process {i} failed ({tail[0]}); the steps compile its share", file=out)
+    raised = 0
+    for k, p in enumerate(procs):
+        text = (logs / f"compile-pass-{k}.log").read_text(errors="replace")
+        raised += text.count("zktensor warmup (compile pass):")
+        if p.returncode:      # a lost process leaves its kernels to the steps that follow
+            tail = text.strip().splitlines()[-1:] or [f"exit {p.returncode}"]
+            print(f"zktensor warmup: compile process {k} failed ({tail[0]}); the steps compile its share",
+                  file=out)
     print(f"zktensor warmup: compile pass done in {time.monotonic() - t0:.1f} s "
-          f"({_cubins(cache) - before} kernels)", file=out, flush=True)
+          f"({_cubins(cache) - before} kernels; {raised} calls stopped early on meaningless values, "
+          f"logs in {logs})", file=out, flush=True)
     return time.monotonic() - t0
 
 
 def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr,
-           device: str = "cpu") -> int:
+           device: str = "cpu", key: tuple | None = None) -> int:
     """Run every (step, curve) in a process of its own on `device`, `jobs` at a time; 0 if all
-    succeeded. On a GPU, a compile pass in `jobs` processes (default: the cores) goes first."""
-    stamp = _stamp(curves, device)
+    succeeded. On a GPU, a compile pass in `jobs` processes (default: the cores) goes first.
+    key: (zkey, wtns), a proof with the user's own key as one more step."""
+    stamp = _stamp(curves, device, key)
     if stamp.exists() and not force:
         print(f"zktensor warmup: the kernels are compiled already ({stamp.parent}; --force runs it again)",
               file=out)
         return 0
-    tasks = [(s, c) for c in curves for s in steps(device)]
     env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
     env.pop(SHARD_ENV, None)
+    env.pop(KEY_ENV, None)
+    if key is not None:
+        env[KEY_ENV] = os.pathsep.join(str(os.path.abspath(f)) for f in key)
+        os.environ[KEY_ENV] = env[KEY_ENV]          # for steps() here
+    tasks = [(s, c) for c in curves for s in steps(device) if s != "key" or c == curves[0]]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     tty = out.isatty()
@@ -257,10 +287,11 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
 
 def compile_pass_main(curves: str, device: str) -> int:
     """One process of the compile pass: every step of every curve, each call attempted."""
-    for c in curves.split(","):
+    for i, c in enumerate(curves.split(",")):
         for s in steps(device):
-            with _attempt():
-                run_step(s, c, device)
+            if s != "key" or i == 0:
+                with _attempt():
+                    run_step(s, c, device)
     from ..runtime import compile_shards
     print(f"zktensor warmup (compile pass {os.environ.get(SHARD_ENV)}): compiled {len(compile_shards.compiled)}, "
           f"left {len(compile_shards.skipped)} to the others", file=sys.stderr)
@@ -274,6 +305,9 @@ def configure(p) -> None:
     p.add_argument("--force", action="store_true", help="run even if a warmup of this code ran to the end")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="cpu (default), or cuda: the GPU proof's Triton kernels, compiled on the GPU")
+    p.add_argument("--zkey", help="also a proof with this proving key (with --wtns): the kernels in the "
+                   "specializations its sizes need")
+    p.add_argument("--wtns", help="the witness for --zkey's proof")
 
 
 def run(a) -> int:
@@ -288,7 +322,15 @@ def run(a) -> int:
         if not torch.cuda.is_available():
             print("zktensor: error: --device cuda: no CUDA GPU here", file=sys.stderr)
             return 2
-    return warmup(curves, a.jobs, a.force, device=device)
+    zkey, wtns = getattr(a, "zkey", None), getattr(a, "wtns", None)
+    if (zkey is None) != (wtns is None):
+        print("zktensor: error: --zkey and --wtns go together", file=sys.stderr)
+        return 2
+    for f in (zkey, wtns):
+        if f is not None and not os.path.isfile(f):
+            print(f"zktensor: error: {f}: no such file", file=sys.stderr)
+            return 2
+    return warmup(curves, a.jobs, a.force, device=device, key=(zkey, wtns) if zkey else None)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,61 @@
+"""`zktensor warmup`'s own logic: its arguments, its steps, and a compile pass's tolerance
+(only there may a step's call fail and the step go on). The GPU compile pass itself runs
+in tests/gpu/test_compile_shards.py and scripts/gpu.sh."""
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from zktensor.groth16 import warmup
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "zktensor.cli", "warmup", *args],
+                          capture_output=True, text=True)
+
+
+def test_zkey_and_wtns_go_together_and_must_exist(tmp_path):
+    r = _cli("--zkey", str(DEMO / "demo.zkey"))
+    assert r.returncode == 2 and "--zkey and --wtns go together" in r.stderr
+    r = _cli("--zkey", str(tmp_path / "none.zkey"), "--wtns", str(DEMO / "demo.wtns"))
+    assert r.returncode == 2 and "none.zkey: no such file" in r.stderr
+
+
+def test_the_key_step_only_with_a_key(monkeypatch):
+    monkeypatch.delenv(warmup.KEY_ENV, raising=False)
+    assert "key" not in warmup.steps("cpu") and "key" not in warmup.steps("cuda")
+    monkeypatch.setenv(warmup.KEY_ENV, os.pathsep.join([str(DEMO / "demo.zkey"), str(DEMO / "demo.wtns")]))
+    assert warmup.steps("cpu")[-1] == "key" and warmup.steps("cuda") == (
+        "field", "ntt", "msm_g1", "msm_g2", "prover", "key")
+
+
+def test_the_stamp_names_the_key(tmp_path):
+    a = warmup._stamp(["bn254"], "cpu")
+    b = warmup._stamp(["bn254"], "cpu", (DEMO / "demo.zkey", DEMO / "demo.wtns"))
+    assert a != b
+
+
+def test_a_call_fails_the_step_except_in_a_compile_pass(monkeypatch):
+    monkeypatch.delenv(warmup.SHARD_ENV, raising=False)
+    with pytest.raises(ZeroDivisionError):
+        with warmup._attempt():
+            1 / 0
+    monkeypatch.setenv(warmup.SHARD_ENV, "0/2")
+    done = []
+    with warmup._attempt():
+        1 / 0
+    done.append(1)
+    assert done == [1]
+
+
+def test_the_key_step_proves_with_the_users_key(monkeypatch, capsys):
+    monkeypatch.setenv(warmup.KEY_ENV, os.pathsep.join([str(DEMO / "demo.zkey"), str(DEMO / "demo.wtns")]))
+    monkeypatch.delenv(warmup.SHARD_ENV, raising=False)
+    warmup.run_step("key", "bn254", "cpu")
+    ns = argparse.Namespace(curves="bn254", jobs=1, force=False, device="cpu", zkey=None, wtns=None)
+    assert warmup.run(argparse.Namespace(**{**vars(ns), "curves": "nope"})) == 2
