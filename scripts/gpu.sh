@@ -192,7 +192,13 @@ for step in $STEPS; do
                  --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}"
                  --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense
                  $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted))
-            compile_pass "msm-$s" "${msm[@]}" --runs 1 --no-save
+            # (the pass at the first size only: the sizes launch nearly the same specializations
+            # (a pass over all four found 1 kernel the warmup had not compiled) and a pass costs
+            # about what the run does; GPU_PASS_SIZES overrides; a kernel it misses is compiled
+            # by the run, timed outside its runs)
+            sizes="${GPU_MSM_SIZES:-16,18,20,22}"
+            compile_pass "msm-$s" "${msm[@]}" --log-sizes "${GPU_PASS_SIZES:-${sizes%%,*}}" \
+                --runs 1 --no-save
             run_step "msm-$s" "${msm[@]}" --runs 5 --save "msm_$s"
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
@@ -207,7 +213,9 @@ for step in $STEPS; do
         for s in ${GPU_STRATEGIES//,/ }; do
             ntt=(env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.ntt --device cuda
                  --log-sizes "${GPU_NTT_SIZES:-16,18,20,22,24}" --no-peers --quiet-wait 0)
-            compile_pass "ntt-$s" "${ntt[@]}" --runs 1 --no-save
+            sizes="${GPU_NTT_SIZES:-16,18,20,22,24}"
+            compile_pass "ntt-$s" "${ntt[@]}" --log-sizes "${GPU_PASS_SIZES:-${sizes%%,*}}" \
+                --runs 1 --no-save
             run_step "ntt-$s" "${ntt[@]}" --save "ntt_$s"
         done ;;
     groth16:*)
