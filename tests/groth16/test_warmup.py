@@ -1,6 +1,6 @@
 """`zktensor warmup`'s own logic: its arguments, its steps, and a compile pass's tolerance
 (only there may a step's call fail and the step go on). The GPU compile pass itself runs
-in tests/gpu/test_compile_shards.py and scripts/gpu.sh."""
+in tests/gpu/test_gpu_compile_pass.py and scripts/gpu.sh."""
 import argparse
 import os
 import subprocess

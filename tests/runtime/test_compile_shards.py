@@ -1,6 +1,6 @@
 """The compile pass's partition (runtime/compile_shards.py): every kernel has one owner, and
 a process skips (and zeroes the arguments of) exactly the launches it does not own. The
-launches themselves need a GPU: tests/gpu/test_compile_shards.py runs a sharded pass there."""
+launches themselves need a GPU: tests/gpu/test_gpu_compile_pass.py runs a sharded pass there."""
 import os
 import subprocess
 import sys
