@@ -469,13 +469,13 @@ class Prover(ResidentKey):
         return a_c[0], pi_b.to_affine(), a_c[1]
 
     def _default_workers(self, g: Graph) -> int:
-        """One per lane on a GPU; on the CPU one per core (at most 4), less the core an external
-        node's process takes."""
+        """One per lane on a GPU; on the CPU one per core (at most 4). An external node's
+        process (the MSM helper) does not take a core off: on 2 cores, 2 workers beside it
+        proved 10-25% faster than 1, from a 1,670-constraint circuit to 2^18 (commit message)."""
         lanes = len({n.lane for n in g.nodes.values() if n.worker == "thread"})
         if self.device.type == "cuda":
             return lanes
-        external = any(n.worker == "external" for n in g.nodes.values())
-        return max(1, min(lanes, os.cpu_count() or 1, 4) - external)
+        return max(1, min(lanes, os.cpu_count() or 1, 4))
 
     def verify(self, proof: Proof, public) -> bool:
         from .verifier import verify
