@@ -403,21 +403,32 @@ class Prover(ResidentKey):
         g1 = self.fixed_1.combine([[r, 0, 0], [r * s % q, s, r]])
         return {"r": r, "s": s, "r_delta_1": g1[0], "c_fixed": g1[1], "s_delta_2": self.fixed_2(s)}
 
-    def _blind_ab(self, A, B1, bl) -> PointTensor:
+    def _blind_ab(self, A, B1, bl):
         """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs: two
         points, so on Python ints (Straus, `algebra.curves.lincomb`), where the tensor
-        double-and-add was ~250 launches, all on the proof's critical path at its end."""
+        double-and-add was ~250 launches, all on the proof's critical path at its end. An
+        affine point as Python ints (None: the identity), for `_assemble`."""
         a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
-        return self.G1.tensor(lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)]), device=self.device)
+        return lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)])
 
     def _assemble(self, A, B2, C, H, ab, bl):
         """snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1
         and b1 = B1 + beta_1 + s·delta_1, expanded: C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1
-        + r·s·delta_1)."""
-        pi_a = A + self.alpha_1 + bl["r_delta_1"]
-        pi_b = B2 + self.beta_2 + bl["s_delta_2"]
-        pi_c = C + H + ab + bl["c_fixed"]
-        return pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()
+        + r·s·delta_1). These few points are summed on Python ints (`lincomb` with 1-bit
+        scalars: one inversion a sum) after one conversion to affine per group: as tensor
+        additions and three conversions they were ~130 launches and ~24 host reads at the end
+        of the proof's critical path."""
+        G1, G2 = self.G1.params, self.G2.params
+        a, c, h, r_delta_1, c_fixed = cat_points([P.reshape(1) for P in (A, C, H, bl["r_delta_1"], bl["c_fixed"])]
+                                                 ).to_affine()
+        b2, s_delta_2 = cat_points([B2.reshape(1), bl["s_delta_2"].reshape(1)]).to_affine()
+        if getattr(self, "_alpha_beta", None) is None:
+            self._alpha_beta = (self.alpha_1.to_affine(), self.beta_2.to_affine())
+        alpha_1, beta_2 = self._alpha_beta
+
+        def total(G, *points):
+            return lincomb(G, None, [(1, P) for P in points])
+        return total(G1, a, alpha_1, r_delta_1), total(G2, b2, beta_2, s_delta_2), total(G1, c, h, ab, c_fixed)
 
     # -- proving ---------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, profile: bool = False,
