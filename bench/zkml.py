@@ -361,6 +361,8 @@ def main(argv=None) -> int:
     p.add_argument("--weights", nargs="+", default=["fixed", "private"], choices=["fixed", "private"])
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--small", action="store_true", help="tiny shapes (a smoke test; results go to zkml_small)")
+    p.add_argument("--name", default=None, help="results file name (default: zkml, or zkml_small with --small): "
+                   "a run of some models keeps the full run's file")
     p.add_argument("--child", nargs=3, metavar=("MODEL", "WEIGHTS", "DIR"), help=argparse.SUPPRESS)
     p.add_argument("--child-prove", nargs=2, metavar=("DIR", "RUNS"), help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -374,7 +376,8 @@ def main(argv=None) -> int:
     for model in a.models:
         for weights in a.weights:
             bench_one(model, weights, a.small, a.runs, rows, notes, ezkl_done)
-    path = write_results("zkml_small" if a.small else "zkml", rows, machine_info(), notes="\n".join(notes))
+    name = a.name or ("zkml_small" if a.small else "zkml")
+    path = write_results(name, rows, machine_info(), notes="\n".join(notes))
     print("\n".join(notes))
     print(f"wrote {path}")
     return 0
