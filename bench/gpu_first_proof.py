@@ -21,9 +21,11 @@ from pathlib import Path
 
 
 def _cubins(root: str | None) -> int:
+    """GPU binaries in Triton's cache (-1: no cache folder named)."""
     if not root or not os.path.isdir(root):
         return -1
-    return sum(1 for _, _, files in os.walk(root) for f in files if f.endswith(".cubin"))
+    from zktensor.groth16.warmup import cubins
+    return cubins(root)
 
 
 def main(argv=None) -> int:

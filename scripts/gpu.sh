@@ -192,10 +192,10 @@ for step in $STEPS; do
                  --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}"
                  --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense
                  $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted))
-            # (the pass at the first size only: the sizes launch nearly the same specializations
-            # (a pass over all four found 1 kernel the warmup had not compiled) and a pass costs
-            # about what the run does; GPU_PASS_SIZES overrides; a kernel it misses is compiled
-            # by the run, timed outside its runs)
+            # (the pass at the first size only: the sizes launch nearly the same specializations,
+            # bench/results/gpu/h200_2026-11-26b.md, and a pass costs about what the run does;
+            # GPU_PASS_SIZES overrides; a kernel it misses is compiled by the run, outside its
+            # timed runs)
             sizes="${GPU_MSM_SIZES:-16,18,20,22}"
             compile_pass "msm-$s" "${msm[@]}" --log-sizes "${GPU_PASS_SIZES:-${sizes%%,*}}" \
                 --runs 1 --no-save

@@ -26,11 +26,9 @@ def test_zkey_and_wtns_go_together_and_must_exist(tmp_path):
     assert r.returncode == 2 and "none.zkey: no such file" in r.stderr
 
 
-def test_the_key_step_only_with_a_key(monkeypatch):
-    monkeypatch.delenv(warmup.KEY_ENV, raising=False)
+def test_the_key_step_only_with_a_key():
     assert "key" not in warmup.steps("cpu") and "key" not in warmup.steps("cuda")
-    monkeypatch.setenv(warmup.KEY_ENV, os.pathsep.join([str(DEMO / "demo.zkey"), str(DEMO / "demo.wtns")]))
-    assert warmup.steps("cpu")[-1] == "key" and warmup.steps("cuda") == (
+    assert warmup.steps("cpu", key=True)[-1] == "key" and warmup.steps("cuda", key=True) == (
         "field", "ntt", "msm_g1", "msm_g2", "prover", "key")
 
 

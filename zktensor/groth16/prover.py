@@ -416,7 +416,7 @@ class Prover(ResidentKey):
         and b1 = B1 + beta_1 + s·delta_1, expanded: C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1
         + r·s·delta_1). These few points are summed on Python ints (`lincomb` with 1-bit
         scalars: one inversion a sum) after one conversion to affine per group: as tensor
-        additions and three conversions they were ~130 launches and ~24 host reads at the end
+        additions each sum and conversion was launches and host reads of its own, at the end
         of the proof's critical path."""
         G1, G2 = self.G1.params, self.G2.params
         a, c, h, r_delta_1, c_fixed = cat_points([P.reshape(1) for P in (A, C, H, bl["r_delta_1"], bl["c_fixed"])]
@@ -481,8 +481,8 @@ class Prover(ResidentKey):
 
     def _default_workers(self, g: Graph) -> int:
         """One per lane on a GPU; on the CPU one per core (at most 4). An external node's
-        process (the MSM helper) does not take a core off: on 2 cores, 2 workers beside it
-        proved 10-25% faster than 1, from a 1,670-constraint circuit to 2^18 (commit message)."""
+        process (the MSM helper) does not take a core off: its work leaves the cores idle
+        often enough that a worker fewer was slower (measured: the commit that made this so)."""
         lanes = len({n.lane for n in g.nodes.values() if n.worker == "thread"})
         if self.device.type == "cuda":
             return lanes

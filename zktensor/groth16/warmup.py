@@ -140,10 +140,10 @@ def run_step(step: str, curve: str, device: str = "cpu") -> None:
      "prover": _prover, "pairing": _pairing, "key": _key}[step](curve, device)
 
 
-def steps(device: str = "cpu") -> tuple:
+def steps(device: str = "cpu", key: bool = False) -> tuple:
     """The steps of a warmup on `device` (the pairing is host code: a CPU warmup's), and a
-    proof with the user's key where one was given (once, under the first curve)."""
-    own = ("key",) if os.environ.get(KEY_ENV) else ()
+    proof with the user's key (`key`: one was given; once, under the first curve)."""
+    own = ("key",) if key else ()
     return STEPS + own if device == "cpu" else tuple(s for s in STEPS if s != "pairing") + own
 
 
@@ -177,7 +177,8 @@ def _triton_cache() -> str:
     return os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
 
 
-def _cubins(root: str) -> int:
+def cubins(root: str) -> int:
+    """GPU binaries in a Triton cache folder (0 where there is none)."""
     return sum(f.endswith(".cubin") for _, _, files in os.walk(root) for f in files) if os.path.isdir(root) else 0
 
 
@@ -193,7 +194,7 @@ def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -
     from ..runtime.cache import cache_root
     t0 = time.monotonic()
     cache = _triton_cache()
-    before = _cubins(cache)
+    before = cubins(cache)
     logs = cache_root() / "warmup-logs"
     logs.mkdir(parents=True, exist_ok=True)
     files = [open(logs / f"compile-pass-{k}.log", "wb") for k in range(shards)]
@@ -203,7 +204,7 @@ def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -
     while any(p.poll() is None for p in procs):
         time.sleep(0.5)
         done = sum(p.poll() is not None for p in procs)
-        line = (f"zktensor warmup: compile pass, {shards} processes: {_cubins(cache) - before} kernels "
+        line = (f"zktensor warmup: compile pass, {shards} processes: {cubins(cache) - before} kernels "
                 f"compiled, {done}/{shards} processes done ({time.monotonic() - t0:.0f} s)")
         if tty:
             print("\r" + line, end="", file=out, flush=True)
@@ -223,7 +224,7 @@ def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -
             print(f"zktensor warmup: compile process {k} failed ({tail[0]}); the steps compile its share",
                   file=out)
     print(f"zktensor warmup: compile pass done in {time.monotonic() - t0:.1f} s "
-          f"({_cubins(cache) - before} kernels; {raised} calls stopped early on meaningless values, "
+          f"({cubins(cache) - before} kernels; {raised} calls stopped early on meaningless values, "
           f"logs in {logs})", file=out, flush=True)
     return time.monotonic() - t0
 
@@ -243,8 +244,7 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     env.pop(KEY_ENV, None)
     if key is not None:
         env[KEY_ENV] = os.pathsep.join(str(os.path.abspath(f)) for f in key)
-        os.environ[KEY_ENV] = env[KEY_ENV]          # for steps() here
-    tasks = [(s, c) for c in curves for s in steps(device) if s != "key" or c == curves[0]]
+    tasks = [(s, c) for c in curves for s in steps(device, key is not None) if s != "key" or c == curves[0]]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     tty = out.isatty()
@@ -258,16 +258,16 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
             s, c = pending.pop(0)
             running[(s, c)] = _spawn([s, c, device], env)
         time.sleep(0.1)
-        for key, p in list(running.items()):
+        for task, p in list(running.items()):
             if p.poll() is None:
                 continue
-            del running[key]
+            del running[task]
             done += 1
             err = p.stderr.read().decode(errors="replace")
             p.stderr.close()
             if p.returncode:
-                failed.append((key, err.strip().splitlines()[-1:] or [f"exit {p.returncode}"]))
-            what = f"{key[1]} {key[0]}" + (" FAILED" if p.returncode else "")
+                failed.append((task, err.strip().splitlines()[-1:] or [f"exit {p.returncode}"]))
+            what = f"{task[1]} {task[0]}" + (" FAILED" if p.returncode else "")
             print(_bar(done, len(tasks), what, t0) if tty else
                   f"zktensor warmup: {done}/{len(tasks)} {what} ({time.monotonic() - t0:.1f} s)",
                   end="" if tty else "\n", file=out, flush=True)
@@ -288,7 +288,7 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
 def compile_pass_main(curves: str, device: str) -> int:
     """One process of the compile pass: every step of every curve, each call attempted."""
     for i, c in enumerate(curves.split(",")):
-        for s in steps(device):
+        for s in steps(device, bool(os.environ.get(KEY_ENV))):
             if s != "key" or i == 0:
                 with _attempt():
                     run_step(s, c, device)

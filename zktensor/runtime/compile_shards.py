@@ -3,8 +3,8 @@
     ZKTENSOR_COMPILE_SHARD=3/16 python -m bench.msm ...     # one of 16 such processes
 
 Triton compiles a kernel for the GPU when a process first launches it, on that process's
-one core, one kernel after another: a BN254 proof's 71 fp64 kernels wait minutes in one
-process (bench/results/sass_proof_kernels_fp64_triton36.json). Run the same program in N
+one core, one kernel after another: a whole proof's kernels wait minutes in one process
+(bench/results/sass_proof_kernels_fp64_triton36.json). Run the same program in N
 processes, each with ``ZKTENSOR_COMPILE_SHARD=k/N``, and process k compiles only the
 kernels whose (kernel, specialization) hash falls to it, into Triton's on-disk cache that
 all of them share; every other launch is skipped. An ordinary run afterwards finds all of
