@@ -63,8 +63,8 @@ def main(argv=None) -> int:
     torch.cuda.synchronize()
     out["load_s"] = time.perf_counter() - t0
     out["cubins_after_load"] = _cubins(cache)
-    # 2 and 3 warm: without and with the per-node profile (the H200's profiled second
-    # proof took 5.09 s around a 101.8 ms graph: which part of that is the profile's?)
+    # 2 and 3 warm: without and with the per-node profile, to tell the profile's own cost
+    # apart (bench/results/gpu/h200_2026-11-26b.md)
     for i in (1, 2, 3):
         t = time.perf_counter()
         proof, public = prover.prove(wtns, check=False, verify=False, profile=(i == 3))
