@@ -311,7 +311,10 @@ register("warmup", "compile the kernels a Groth16 proof needs (once per machine)
 # -- main -------------------------------------------------------------------------------------
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, the other subcommands are listed but not
+    configured, so that a command does not import what the others' arguments need
+    (``warmup``'s pull in the compiler's cache module; the thin client must not)."""
     p = argparse.ArgumentParser(prog="zktensor", description="zktensor: Groth16 over circom/snarkjs files, "
                                 "on tensors")
     sub = p.add_subparsers(dest="command", metavar="command")
@@ -319,7 +322,7 @@ def parser() -> argparse.ArgumentParser:
     for name in names:
         cmd = COMMANDS.get(name)
         sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1])
-        if cmd:
+        if cmd and (only is None or name == only):
             cmd.configure(sp)
         else:
             sp.add_argument("args", nargs=argparse.REMAINDER)
@@ -334,7 +337,7 @@ def main(argv=None) -> int:
         except ImportError as e:
             _err(f"the {argv[0]} command is not available ({e})")
             return 2
-    p = parser()
+    p = parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
     a = p.parse_args(argv)
     if not a.command:
         p.print_help()
