@@ -15,8 +15,9 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
                  three in one tree)   └─ msm_b2 (G2)     the witness MSMs, beside POLY   │
     blinding: r, s and r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1, s·delta_2 ──────┘
 
-On a CPU with two or more cores, B2 and C run in a forked helper process instead
-(one external node, ``msm_helper``, beside the rest; `groth16.helper` says why).
+On a CPU with two or more cores, some witness MSMs run in a forked helper process instead
+(one external node, ``msm_helper``, beside the rest; `groth16.helper` says why): B2 and C,
+or all four where the witness is mostly 0s and 1s (`helper_split`).
 
 On the Triton target (a GPU) the graph's tail is the device graph (`_device_nodes`):
 the blinding and the assembly are device MSMs of a few points (``blind_ab``,
@@ -87,7 +88,31 @@ from .host_bases import HostBases
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
 from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
 
-HELPER_UNITS = ("B2", "c")                   # those the helper process runs (`Prover.helper_units`)
+HELPER_UNITS = ("B2", "c")                   # the helper process's MSMs for a dense witness
+LIGHT_HELPER_UNITS = ("B2", "a", "b1", "c")  # ... and for a light one (`helper_split`)
+ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: one addition,
+                        # where a dense scalar costs one a window (BN254's small MSMs: ~20)
+MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, POLY, blinding,
+                        # assembly, verification) in dense G1 points, small circuits on the CPU
+
+
+def helper_split(words: np.ndarray, domain: int) -> tuple:
+    """The witness MSMs the helper process runs for this witness ((n, L) standard-form
+    words), so that the two processes finish together. Here: the H MSM (domain points,
+    all dense) and the rest of the proof; there: the B2 MSM (a G2 point costs ~3 G1
+    points), and C. A witness whose values are mostly 0 and 1 (bit decompositions, range
+    checks, a quantised model's activations) makes the four witness MSMs light: with
+    s = its dense scalars + ONE_WEIGHT·its ones, they cost ~6·s (A, B1, C, and B2 at 3x)
+    against H's domain, and go to the helper together when 6·s <= domain + MAIN_EXTRA, so
+    that this process runs H alone instead of H beside A and B1 in the same interpreter
+    (whose Python halves queue for one GIL). The split and the constants come from
+    same-run timings of every split on the bench and zkml circuits (the commit that made
+    them so)."""
+    nonzero = words.any(axis=1)
+    ones = int(((words[:, 0] == 1) & ~words[:, 1:].any(axis=1)).sum()) if words.shape[1] > 1 else \
+        int((words[:, 0] == 1).sum())
+    s = int(nonzero.sum()) - ones + ONE_WEIGHT * ones
+    return LIGHT_HELPER_UNITS if 6 * s <= domain + MAIN_EXTRA else HELPER_UNITS
 
 
 class Prover(ResidentKey):
@@ -96,7 +121,7 @@ class Prover(ResidentKey):
     zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache, table_budget: as `ResidentKey`'s (the .r1cs
     enables the witness check, see the module docstring). workers: scheduler threads
     (default: one per lane on a GPU, the CPU count (at most 4) on a CPU, less one for the
-    helper). helper: run the `helper_units` MSMs in a forked helper process
+    helper). helper: run some witness MSMs (`helper_split`) in a forked helper process
     (`groth16.helper`), made at the first proof; None (default): on a CPU with 2+ cores
     unless workers=1. ``close()`` (or ``with Prover(...) as p:``) stops it.
     """
@@ -145,13 +170,6 @@ class Prover(ResidentKey):
         return out
 
     # -- the helper process -------------------------------------------------------------
-    @property
-    def helper_units(self) -> tuple:
-        """The witness MSMs the helper process runs: B2 (a G2 MSM, the longest, a few G1
-        MSMs of work) and C, against the H MSM, POLY and A, B1 here: the split that gives
-        the two processes about equal work."""
-        return HELPER_UNITS
-
     def _helper_for(self, workers: int | None):
         """The helper process for this proof (forked at the first proof that uses it), or None:
         off on a GPU, with helper=False, with one worker (sequential proofs) or one core, and
@@ -223,12 +241,13 @@ class Prover(ResidentKey):
         return words, where
 
     # -- the graph -------------------------------------------------------------------
-    def graph(self, check: bool = True, where: str = "witness", helper: bool = False) -> Graph:
+    def graph(self, check: bool = True, where: str = "witness", helper: bool | tuple = False) -> Graph:
         """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs.
         In the paper's order: H (the quotient's coefficients and Σ h_j·H_j), the witness MSMs
-        A, B1, C and B2, the blinding, the assembly of pi_a, pi_b, pi_c. helper: the
-        `helper_units` MSMs are one external node, ``msm_helper``, run by the helper process
-        (`_helper_for` makes it)."""
+        A, B1, C and B2, the blinding, the assembly of pi_a, pi_b, pi_c. helper: the witness
+        MSMs named (True: `HELPER_UNITS`; `prove` names them by `helper_split`) are one
+        external node, ``msm_helper``, run by the helper process (`_helper_for` makes it)."""
+        helper = HELPER_UNITS if helper is True else tuple(helper or ())
         g = Graph("groth16_prove")
         self._h_nodes(g)
         wit = self._witness_nodes(g, helper)
@@ -256,13 +275,13 @@ class Prover(ResidentKey):
         g.add("msm_h", lambda p: self._msm(self.bases["H"], p, self.G1), ["join_abc"], lane="poly",
               critical=True, kind="msm")
 
-    def _witness_nodes(self, g: Graph, helper: bool) -> list[str]:
+    def _witness_nodes(self, g: Graph, helper: tuple) -> list[str]:
         """Σ w_i·P_i over A, B1, C (G1) and B2 (G2), beside POLY; each node's value is
         {unit: point}. The helper process's units are one external node, the rest nodes of
         this process. Returns the nodes."""
         F, B = self.F, self.bases
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly", priority=2)
-        remote = self.helper_units if helper else ()
+        remote = helper
         local = [u for u in WITNESS_UNITS if u not in remote]
         tables = [u for u in local if u in B]           # tables of their own (not ab1c's sections)
         shared = self._plan_group(tables)
@@ -328,8 +347,8 @@ class Prover(ResidentKey):
         The witness check (a .r1cs given) leaves a device flag that the prover reads with
         the proof (`proof_points`)."""
         g.add("blinding", self._device_blinding, [], lane="blind", kind="msm", priority=1)
-        g1 = [n for n in wit if _produces(n, self.helper_units) & {"a", "b1", "c"}]
-        g2 = [n for n in wit if "B2" in _produces(n, self.helper_units)]
+        g1 = [n for n in wit if _produces(n, ()) & {"a", "b1", "c"}]     # (no helper on a device)
+        g2 = [n for n in wit if "B2" in _produces(n, ())]
         k1, k2 = len(g1), len(g2)
         g.add("blind_ab", lambda *v: self._device_ac(_units(v[:k1]), v[k1]), g1 + ["blinding"], lane="g1", kind="msm")
         g.add("blind_b", lambda *v: self._device_b(_units(v[:k2])["B2"], v[k2]), g2 + ["blinding"], lane="g2",
@@ -445,7 +464,8 @@ class Prover(ResidentKey):
         words, where = self.witness_words(witness)
         w_std = words_to_limbs(words, self.device)
         helper = self._helper_for(workers)
-        g = self.graph(check=check, where=where, helper=helper is not None)
+        units = helper_split(words, self.domain_size) if helper is not None else ()
+        g = self.graph(check=check, where=where, helper=units)
         run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
                     device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run
