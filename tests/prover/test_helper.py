@@ -129,35 +129,36 @@ def test_helper_is_for_cpu_provers(fixtures):
 
 
 def test_helper_split_follows_the_witness_weight():
-    """A dense witness leaves A and B1 here; one of 0s and 1s sends all four witness MSMs to
-    the helper; the rule's edge is 6·s = domain + MAIN_EXTRA."""
+    """A dense witness leaves A and B1 here (and C too from C_HERE_FROM); one of 0s and 1s
+    sends all four witness MSMs to the helper; the rule's edge is 6·s = domain + MAIN_EXTRA."""
     import numpy as np
     from zktensor.groth16 import prover as pv
     rng = np.random.default_rng(7)
     n, L = 4096, 8
+    light = ("B2", "a", "b1", "c")
     dense = rng.integers(0, 2**32, size=(n, L), dtype=np.uint32)
     bits = np.zeros((n, L), dtype=np.uint32)
     bits[:, 0] = rng.integers(0, 2, size=n)
-    assert pv.helper_split(dense, n) == pv.HELPER_UNITS
-    assert pv.helper_split(bits, n) == pv.LIGHT_HELPER_UNITS
+    assert pv.helper_split(dense, n) == ("B2", "c")
+    assert pv.helper_split(dense, pv.C_HERE_FROM) == ("B2",)
+    assert pv.helper_split(bits, n) == light
     # k dense values and no ones: light exactly while 6·k <= domain + MAIN_EXTRA
     edge = (n + pv.MAIN_EXTRA) // 6
-    for k, units in ((edge, pv.LIGHT_HELPER_UNITS), (edge + 1, pv.HELPER_UNITS)):
+    for k, units in ((edge, light), (edge + 1, ("B2", "c"))):
         w = np.zeros((2 * edge + 8, L), dtype=np.uint32)
         w[:k, 1] = 5                       # a value > 1 in a higher word: dense
         assert pv.helper_split(w, n) == units, k
 
 
 @needs_two_cores
-@pytest.mark.parametrize("units", ["dense", "light"])
-def test_both_helper_splits_prove_and_snarkjs_verifies(fixtures, snarkjs, tmp_path, monkeypatch, units):
+@pytest.mark.parametrize("chosen", [("B2",), ("B2", "c"), ("B2", "a", "b1", "c")])
+def test_every_helper_split_proves_and_snarkjs_verifies(fixtures, snarkjs, tmp_path, monkeypatch, chosen):
     """Each split of the witness MSMs between the processes gives a proof snarkjs accepts."""
     from zktensor.groth16 import prover as pv
-    chosen = pv.HELPER_UNITS if units == "dense" else pv.LIGHT_HELPER_UNITS
     monkeypatch.setattr(pv, "helper_split", lambda words, domain: chosen)
     fx = fixtures["multi_public"]
     with Prover(fx.zkey, r1cs=fx.r1cs, device="cpu") as P:
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
         local = {s.name for s in P.last_run.stats} & {"msm_ab1c", "msm_a", "msm_b1", "msm_c"}
-    assert bool(local) == (units == "dense")
+    assert bool(local) == (len(chosen) < 4)
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")

@@ -88,31 +88,37 @@ from .host_bases import HostBases
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
 from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
 
-HELPER_UNITS = ("B2", "c")                   # the helper process's MSMs for a dense witness
-LIGHT_HELPER_UNITS = ("B2", "a", "b1", "c")  # ... and for a light one (`helper_split`)
+HELPER_UNITS = ("B2", "c")      # the helper process's witness MSMs by default (`graph(helper=True)`)
 ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: one addition,
                         # where a dense scalar costs one a window (BN254's small MSMs: ~20)
 MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, POLY, blinding,
                         # assembly, verification) in dense G1 points, small circuits on the CPU
+C_HERE_FROM = 1 << 14   # domain from which a dense witness's C MSM runs here, not in the helper
 
 
 def helper_split(words: np.ndarray, domain: int) -> tuple:
     """The witness MSMs the helper process runs for this witness ((n, L) standard-form
-    words), so that the two processes finish together. Here: the H MSM (domain points,
-    all dense) and the rest of the proof; there: the B2 MSM (a G2 point costs ~3 G1
-    points), and C. A witness whose values are mostly 0 and 1 (bit decompositions, range
-    checks, a quantised model's activations) makes the four witness MSMs light: with
-    s = its dense scalars + ONE_WEIGHT·its ones, they cost ~6·s (A, B1, C, and B2 at 3x)
-    against H's domain, and go to the helper together when 6·s <= domain + MAIN_EXTRA, so
-    that this process runs H alone instead of H beside A and B1 in the same interpreter
-    (whose Python halves queue for one GIL). The split and the constants come from
-    same-run timings of every split on the bench and zkml circuits (the commit that made
-    them so)."""
+    words), so that the two processes finish together. This process always runs the H
+    MSM (domain points, all dense) and the rest of the proof. With s = the witness's dense
+    scalars + ONE_WEIGHT·its ones:
+
+    * a light witness (values mostly 0 and 1: bit decompositions, range checks, a
+      quantised model's activations), 6·s <= domain + MAIN_EXTRA (A, B1, C, and B2 at
+      ~3 G1 points a point, against H): all four go to the helper, so that H runs here
+      alone rather than beside A and B1 in one interpreter (whose Python halves queue for
+      one GIL);
+    * a dense one: B2, and C while the domain is below C_HERE_FROM (a small MSM is mostly
+      fixed costs, which this process already has more of).
+
+    The rule and its constants come from same-run timings of each split on the bench and
+    zkml circuits, 2^11 to 2^19 (the commits that made them so)."""
     nonzero = words.any(axis=1)
     ones = int(((words[:, 0] == 1) & ~words[:, 1:].any(axis=1)).sum()) if words.shape[1] > 1 else \
         int((words[:, 0] == 1).sum())
     s = int(nonzero.sum()) - ones + ONE_WEIGHT * ones
-    return LIGHT_HELPER_UNITS if 6 * s <= domain + MAIN_EXTRA else HELPER_UNITS
+    if 6 * s <= domain + MAIN_EXTRA:
+        return ("B2", "a", "b1", "c")
+    return ("B2",) if domain >= C_HERE_FROM else ("B2", "c")
 
 
 class Prover(ResidentKey):
