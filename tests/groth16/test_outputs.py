@@ -104,7 +104,7 @@ def test_write_failure_names_the_users_path(tmp_path, monkeypatch):
 
     def full(*args, **kw):
         raise OSError(28, "No space left on device")
-    monkeypatch.setattr(outputs.tempfile, "mkstemp", full)
+    monkeypatch.setattr(outputs, "temp_file", full)
     with pytest.raises(OutputError, match=f"^{a}: cannot write \\(No space left on device\\)"):
         write_outputs([(a, "new")])
     assert a.read_text() == "old"

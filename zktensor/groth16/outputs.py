@@ -37,13 +37,11 @@ import contextlib
 import errno
 import os
 import re
-import shutil
 import stat
-import tempfile
 import threading
 from collections.abc import Sequence
 
-from ..runtime.atomic import fsync_dir
+from ..runtime.atomic import fsync_dir, temp_file
 
 
 class OutputError(ValueError):
@@ -111,7 +109,7 @@ def clean_stale(target: str) -> list[str]:
 def _try_create(directory: str, target: str) -> OSError | None:
     """Make and remove a file in ``directory``: None if that works, else the error."""
     try:
-        fd, probe = tempfile.mkstemp(prefix=_aside_prefix(target), suffix=".tmp", dir=directory)
+        fd, probe = temp_file(directory, _aside_prefix(target), ".tmp")
     except OSError as e:
         return e
     os.close(fd)
@@ -197,7 +195,7 @@ def _write_temp(name: str, data) -> str:
     target = _resolved(name)
     directory = os.path.dirname(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=_aside_prefix(target), suffix=".tmp", dir=directory)
+        fd, tmp = temp_file(directory, _aside_prefix(target), ".tmp")
     except OSError as e:
         raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
     try:
@@ -230,6 +228,7 @@ def _backup(target: str) -> str | None:
     try:
         os.link(target, backup)
     except OSError:
+        import shutil           # rarely: a filesystem without hard links (the client's start-up lacks it)
         shutil.copy2(target, backup)
     return backup
 
