@@ -54,6 +54,27 @@ def test_segmented_sums_edge_shapes(lens):
     assert out == want
 
 
+def test_segmented_sums_numpy_gathers(monkeypatch):
+    """Gathers and scatters of NUMPY_FROM columns and more go through numpy on the CPU: the
+    sums still equal Python ints, with the threshold low enough that every level takes
+    that path and high enough that none does."""
+    from zktensor.groth16 import r1cs_to_qap as Q
+    F = zt.field("bn254.fr")
+    rng = random.Random(5)
+    lens = [rng.randrange(0, 40) for _ in range(300)] + [1] * 50 + [700]
+    keys = [s for s, k in enumerate(lens) for _ in range(k)]
+    rng.shuffle(keys)
+    vals = [rng.randrange(F.p) for _ in keys]
+    want = [0] * len(lens)
+    for k, v in zip(keys, vals):
+        want[k] = (want[k] + v) % F.p
+    data = F.tensor(vals).data
+    for threshold in (1, 1 << 30):
+        monkeypatch.setattr(Q, "NUMPY_FROM", threshold)
+        plan = SegmentPlan(np.array(keys), len(lens))
+        assert zt.FieldTensor(F, plan.sum(F, data)).to_ints() == want, threshold
+
+
 @pytest.mark.parametrize("curve", CURVES)
 def test_sparse_matvec_with_stored_coefficients(curve):
     """c·R² coefficients times standard-form witness words give c·w (snarkjs's trick)."""
