@@ -97,7 +97,9 @@ def test_truncated_files_are_named(fixtures, tmp_path):
         P.prove(wt)
 
 
-def test_profile_names_every_node(fixtures, provers, tmp_path):
+def test_profile_names_every_node(fixtures, provers, tmp_path, monkeypatch):
+    from zktensor.groth16 import prover as prover_mod
+    monkeypatch.setattr(prover_mod, "helper_split", lambda words, domain: prover_mod.HELPER_UNITS)
     P = provers("poseidon_like")
     P.prove(fixtures["poseidon_like"].wtns, profile=True)
     run = P.last_run
@@ -178,7 +180,10 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
         assert P.shared_plan == ("a", "b1", "c")
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json")
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
-    # with the helper process: B2 and C there, A and B1 still share a plan here
+    # with the helper process running B2 and C (the split of a dense witness: `helper_split`,
+    # which tests/prover/test_helper.py covers), A and B1 still share a plan here
+    from zktensor.groth16 import prover as prover_mod
+    monkeypatch.setattr(prover_mod, "helper_split", lambda words, domain: ("B2", "c"))
     P.helper = True
     P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
     names = {s.name for s in P.last_run.stats}
