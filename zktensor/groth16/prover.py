@@ -63,6 +63,7 @@ the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verificati
 """
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 import warnings
@@ -112,10 +113,8 @@ def helper_split(words: np.ndarray, domain: int) -> tuple:
 
     The rule and its constants come from same-run timings of each split on the bench and
     zkml circuits, 2^11 to 2^19 (the commits that made them so)."""
-    nonzero = words.any(axis=1)
-    ones = int(((words[:, 0] == 1) & ~words[:, 1:].any(axis=1)).sum()) if words.shape[1] > 1 else \
-        int((words[:, 0] == 1).sum())
-    s = int(nonzero.sum()) - ones + ONE_WEIGHT * ones
+    ones = int(((words[:, 0] == 1) & ~words[:, 1:].any(axis=1)).sum())
+    s = int(words.any(axis=1).sum()) - ones + ONE_WEIGHT * ones
     if 6 * s <= domain + MAIN_EXTRA:
         return ("B2", "a", "b1", "c")
     return ("B2",) if domain >= C_HERE_FROM else ("B2", "c")
@@ -126,8 +125,7 @@ class Prover(ResidentKey):
 
     zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache, table_budget: as `ResidentKey`'s (the .r1cs
     enables the witness check, see the module docstring). workers: scheduler threads
-    (default: one per lane on a GPU, the CPU count (at most 4) on a CPU, less one for the
-    helper). helper: run some witness MSMs (`helper_split`) in a forked helper process
+    (default: one per lane on a GPU, the CPU count (at most 4) on a CPU). helper: run some witness MSMs (`helper_split`) in a forked helper process
     (`groth16.helper`), made at the first proof; None (default): on a CPU with 2+ cores
     unless workers=1. ``close()`` (or ``with Prover(...) as p:``) stops it.
     """
@@ -353,8 +351,8 @@ class Prover(ResidentKey):
         The witness check (a .r1cs given) leaves a device flag that the prover reads with
         the proof (`proof_points`)."""
         g.add("blinding", self._device_blinding, [], lane="blind", kind="msm", priority=1)
-        g1 = [n for n in wit if _produces(n, ()) & {"a", "b1", "c"}]     # (no helper on a device)
-        g2 = [n for n in wit if "B2" in _produces(n, ())]
+        g1 = [n for n in wit if _produces(n) & {"a", "b1", "c"}]
+        g2 = [n for n in wit if "B2" in _produces(n)]
         k1, k2 = len(g1), len(g2)
         g.add("blind_ab", lambda *v: self._device_ac(_units(v[:k1]), v[k1]), g1 + ["blinding"], lane="g1", kind="msm")
         g.add("blind_b", lambda *v: self._device_b(_units(v[:k2])["B2"], v[k2]), g2 + ["blinding"], lane="g2",
@@ -436,6 +434,11 @@ class Prover(ResidentKey):
         a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
         return lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)])
 
+    @functools.cached_property
+    def _alpha_beta_affine(self) -> tuple:
+        """alpha_1 and beta_2 as Python-int affine points (the key's constants in every pi_a, pi_b)."""
+        return self.alpha_1.to_affine(), self.beta_2.to_affine()
+
     def _assemble(self, A, B2, C, H, ab, bl):
         """snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1
         and b1 = B1 + beta_1 + s·delta_1, expanded: C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1
@@ -447,9 +450,7 @@ class Prover(ResidentKey):
         a, c, h, r_delta_1, c_fixed = cat_points([P.reshape(1) for P in (A, C, H, bl["r_delta_1"], bl["c_fixed"])]
                                                  ).to_affine()
         b2, s_delta_2 = cat_points([B2.reshape(1), bl["s_delta_2"].reshape(1)]).to_affine()
-        if getattr(self, "_alpha_beta", None) is None:
-            self._alpha_beta = (self.alpha_1.to_affine(), self.beta_2.to_affine())
-        alpha_1, beta_2 = self._alpha_beta
+        alpha_1, beta_2 = self._alpha_beta_affine
 
         def total(G, *points):
             return lincomb(G, None, [(1, P) for P in points])
@@ -538,12 +539,11 @@ def _units(values) -> dict:
     return {u: p for d in values for u, p in d.items()}
 
 
-def _produces(node: str, helper_units) -> set:
-    """The witness units (a, b1, c, B2) a witness MSM node of `_witness_nodes` computes."""
+def _produces(node: str) -> set:
+    """The witness units (a, b1, c, B2) a witness MSM node of `_witness_nodes` computes (in
+    the device graph, which has no helper node)."""
     if node == "msm_ab1c":
         return {"a", "b1", "c"}
-    if node == "msm_helper":
-        return set(helper_units)
     unit = node[len("msm_"):]
     return {"B2" if unit == "b2" else unit}
 

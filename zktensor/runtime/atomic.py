@@ -38,8 +38,8 @@ def atomic_write(path, mode: str = "w", encoding: str | None = None):
 
 def temp_file(directory: str, prefix: str, suffix: str) -> tuple[int, str]:
     """(fd, path) of a new file, mode 0600, named prefix + random + suffix in `directory`: what
-    tempfile.mkstemp does, without importing tempfile (and its random, weakref and shutil),
-    which was a tenth of the thin client's start-up (`serve.client` writes the proof files)."""
+    tempfile.mkstemp does, without importing tempfile (and its random and weakref) into the
+    thin client, which writes the proof files (`serve.client`)."""
     flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         path = os.path.join(directory, f"{prefix}{os.urandom(6).hex()}{suffix}")
