@@ -1,6 +1,7 @@
 """The MSM helper process (`groth16.helper`): its MSMs equal Python-int sums, its proofs
 verify, its failures are reported or survived, and it goes away with its Prover."""
 import os
+import random
 import signal
 import time
 
@@ -45,8 +46,14 @@ def test_helper_msms_equal_python_int_sums(fixtures, name):
         h = P._helper_for(None)
         limbs = words_to_limbs(P.witness_words(fx.wtns)[0], P.device)
         s = FieldTensor(P.F, to_mont(P.F, limbs))          # as the graph's ``scalars`` node
-        got = h.run(HELPER_UNITS, s.data, threads=1)
+        got = h.run(("witness", HELPER_UNITS), {"w": s.data}, threads=1)
         here = P._witness_msms(("a", "b1"), s)
+        # the helper's share of H: the last terms, a second request over its second input
+        D = P.domain_size
+        rng = random.Random(5)
+        p = [rng.randrange(P.F.p) for _ in range(D)]
+        lo = D // 3
+        h_part = h.run(("h", lo), {"p": P.F.tensor(p[lo:]).data}, threads=1)["H"]
     assert set(got) == set(HELPER_UNITS)
     k = z.n_public + 1
 
@@ -56,6 +63,8 @@ def test_helper_msms_equal_python_int_sums(fixtures, name):
     assert affine(got["c"]) == _oracle(P.G1, z.C.raw, w[k:])
     assert affine(here["a"]) == _oracle(P.G1, z.A.raw, w)
     assert affine(here["b1"]) == _oracle(P.G1, z.B1.raw, w)
+    size = len(z.H.raw) // D
+    assert affine(h_part) == _oracle(P.G1, bytes(z.H.raw)[lo * size:], p[lo:])
     assert not _alive(h.pid)            # the context manager stopped it
 
 
@@ -162,3 +171,42 @@ def test_every_helper_split_proves_and_snarkjs_verifies(fixtures, snarkjs, tmp_p
         local = {s.name for s in P.last_run.stats} & {"msm_ab1c", "msm_a", "msm_b1", "msm_c"}
     assert bool(local) == (len(chosen) < 4)
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+
+
+def test_h_share_follows_the_split_and_the_domain():
+    """The helper takes H_SHARE of H's points after all four witness MSMs, from H_SHARE_FROM;
+    none after a dense witness's split or below that domain; the graph refuses a share
+    outside 0 .. domain - 1."""
+    from zktensor.groth16 import prover as pv
+    light, D = ("B2", "a", "b1", "c"), pv.H_SHARE_FROM
+    assert pv.h_share(D, light) == int(pv.H_SHARE * D) > 0
+    assert pv.h_share(D // 2, light) == 0
+    assert pv.h_share(4 * D, ("B2",)) == pv.h_share(4 * D, ("B2", "c")) == 0
+
+
+def test_graph_refuses_a_share_of_h_past_the_domain(fixtures):
+    fx = fixtures["multi_public"]
+    P = Prover(fx.zkey, device="cpu", helper=False)
+    for bad in (-1, P.domain_size):
+        with pytest.raises(ValueError, match="h_helper"):
+            P.graph(helper=True, h_helper=bad)
+    assert "msm_h_helper" in P.graph(helper=True, h_helper=1).nodes
+
+
+@needs_two_cores
+def test_helper_share_of_h_proves_and_survives_a_lost_helper(fixtures, snarkjs, tmp_path, monkeypatch):
+    """A third of H's terms in the helper (forced at a fixture's size): snarkjs accepts the
+    proof; with the helper killed, the next proof computes both shares here and verifies."""
+    from zktensor.groth16 import prover as pv
+    monkeypatch.setattr(pv, "h_share", lambda domain, units: domain // 3)
+    fx = fixtures["multi_public"]
+    with Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=True) as P:
+        P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+        assert {"msm_h", "msm_h_helper", "msm_helper"} <= {s.name for s in P.last_run.stats}
+        assert P.last_run.by_name()["msm_h_helper"].lane == "helper"
+        assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
+        os.kill(P._helper.pid, 9)
+        time.sleep(0.05)
+        with pytest.warns(RuntimeWarning, match="helper process .* died"):
+            P.prove_to_files(fx.wtns, tmp_path / "proof2.json", tmp_path / "public2.json")
+        assert snarkjs.verify_cli(fx.vk, tmp_path / "public2.json", tmp_path / "proof2.json")

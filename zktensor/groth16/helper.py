@@ -14,13 +14,15 @@ a child that does not touch what those threads were doing, so the child uses non
 of the parent's thread pools (it makes its own, for the threads each request grants
 its launches) and sets torch to one thread (torch's OpenMP pool is not fork-safe).
 
-    helper = Helper(work, (L, n), groups)     # forks; work(units, scalars) -> {unit: PointTensor}
-    points = helper.run(units, scalars, threads)   # blocks this thread (without the GIL)
+    helper = Helper(work, {"w": (L, n)}, groups)   # forks; work(job, {"w": scalars}) -> {unit: PointTensor}
+    points = helper.run(job, {"w": scalars}, threads)   # blocks this thread (without the GIL)
     helper.close()                            # or when the helper is garbage-collected
 
-The scalars go through an anonymous shared mapping made before the fork (written by
-the parent, read by the child: no pickling of megabytes per proof); the points come
-back pickled as numpy arrays (a few hundred bytes each). `zt.config(...)` in force
+The scalars go through anonymous shared mappings made before the fork, one per named
+input (written by the parent, read by the child: no pickling of megabytes per proof);
+a request may fill the first columns of one only. The points come back pickled as
+numpy arrays (a few hundred bytes each). Requests run one at a time, in the order
+their `run` calls take the helper's lock. `zt.config(...)` in force
 around `run` is sent along with each request and applies in the child too. If the
 child dies (killed, out of memory), `run` raises `HelperError` and the helper is
 marked dead; the prover then computes the MSMs itself. The child ignores SIGINT, so
@@ -54,13 +56,14 @@ class HelperError(RuntimeError):
 
 
 class Helper:
-    def __init__(self, work: Callable, scalar_shape: tuple[int, int], groups: dict):
-        """work(units, scalars: torch.Tensor (int32 (L, n), Montgomery limbs)) -> {unit: PointTensor};
+    def __init__(self, work: Callable, buffers: dict[str, tuple[int, int]], groups: dict):
+        """work(job, {name: int32 (L, m) tensor}) -> {unit: PointTensor}, the inputs
+        Montgomery limbs; buffers: {name: (L, n)}, the largest input of each name;
         groups: {unit: GroupSpace} to rebuild the returned points."""
         self.groups = groups
-        L, n = scalar_shape
-        self._map = mmap.mmap(-1, max(1, 4 * L * n))      # MAP_SHARED | MAP_ANONYMOUS: the child sees our writes
-        self.scalars = torch.frombuffer(self._map, dtype=torch.int32, count=L * n).view(L, n)
+        # MAP_SHARED | MAP_ANONYMOUS: the child sees our writes
+        self._maps = {k: (mmap.mmap(-1, max(1, 4 * L * n)), L) for k, (L, n) in buffers.items()}
+        self.buffers = {k: torch.frombuffer(m, dtype=torch.int32) for k, (m, _) in self._maps.items()}
         self._conn, child_conn = multiprocessing.Pipe()
         with warnings.catch_warnings():
             # Python 3.12 warns on fork() with threads alive; the child uses none of their state
@@ -72,7 +75,7 @@ class Helper:
                 self._conn.close()
                 for h in list(_live):                   # other helpers' pipe ends: their children
                     h._conn.close()                     # must see EOF when their parents close them
-                _serve(child_conn, work, self.scalars)
+                _serve(child_conn, work, self.buffers, {k: L for k, (_, L) in self._maps.items()})
                 code = 0
             finally:
                 os._exit(code)
@@ -83,15 +86,20 @@ class Helper:
         _live.add(self)
         self._finalizer = weakref.finalize(self, _stop, self._conn, pid)
 
-    def run(self, units: tuple[str, ...], scalars: torch.Tensor, threads: int = 1) -> dict[str, PointTensor]:
-        """The helper's MSMs of `units` over `scalars` (int32 (L, n), as the work function
-        takes them), its launches on `threads` threads; blocks until they are done."""
+    def run(self, job, inputs: dict[str, torch.Tensor], threads: int = 1) -> dict[str, PointTensor]:
+        """The helper's work(job, inputs) (inputs: {name: int32 (L, m)} with m at most the
+        buffer's n), its launches on `threads` threads; blocks until it is done (after the
+        requests before it)."""
         if not self.alive:
             raise HelperError("the MSM helper process is not running")
         with self._lock:
-            self.scalars.copy_(scalars)
+            cols = {}
+            for k, x in inputs.items():
+                L, m = x.shape
+                self.buffers[k][:L * m].view(L, m).copy_(x)
+                cols[k] = m
             try:
-                self._conn.send((tuple(units), current_config(), int(threads)))
+                self._conn.send((job, cols, current_config(), int(threads)))
                 status, payload = self._conn.recv()
             except (EOFError, OSError) as e:
                 self.alive = False
@@ -134,7 +142,7 @@ def _stop(conn, pid: int) -> None:
         _reap(pid, 2.0)
 
 
-def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
+def _serve(conn, work: Callable, buffers: dict, limbs: dict) -> None:
     """The child's loop: one request at a time until the parent says stop or goes away."""
     from ..runtime import threads
     # Ctrl-C in a terminal reaches the whole process group: the parent stops the proof
@@ -149,10 +157,11 @@ def _serve(conn, work: Callable, scalars: torch.Tensor) -> None:
             return
         if msg is None:
             return
-        units, override, n_threads = msg
+        job, cols, override, n_threads = msg
         try:
+            inputs = {k: buffers[k][:limbs[k] * m].view(limbs[k], m) for k, m in cols.items()}
             with zt_config(**override), threads.launch_budget(n_threads):
-                out = work(units, scalars)
+                out = work(job, inputs)
             reply = ("ok", {u: np.ascontiguousarray(p.data.cpu().numpy()) for u, p in out.items()})
         except BaseException:  # noqa: BLE001 - reported to the parent, which raises
             reply = ("error", traceback.format_exc())

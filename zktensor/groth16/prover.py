@@ -7,9 +7,9 @@
 
 The graph (``Prover.graph()``; names as in the profile; * = critical path):
 
-    w_std ─┬─ check (the .r1cs, when given; runs first) ──────────────────────────────┐
-           ├─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┤
-           ├─ Bw* ─┘   (POLY, then the H-MSM: the critical path)                       │
+    w_std ─┬─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┐
+           ├─ Bw* ─┘   │ (POLY, then the H-MSM: the critical path)                     │
+           ├───────────┴─ check: C·w = Cw? (the .r1cs, when given; before the rest) ───┤
            └─ scalars ─ msm_plan ─┬─ msm_a, msm_b1, msm_c (G1) ─ blind_ab: s·A + r·B1 ├─ assemble*
                 (or msm_ab1c: the     │                                                  │
                  three in one tree)   └─ msm_b2 (G2)     the witness MSMs, beside POLY   │
@@ -17,7 +17,9 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
 
 On a CPU with two or more cores, some witness MSMs run in a forked helper process instead
 (one external node, ``msm_helper``, beside the rest; `groth16.helper` says why): B2 and C,
-or all four where the witness is mostly 0s and 1s (`helper_split`).
+or all four where the witness is mostly 0s and 1s (`helper_split`); after such a
+witness's four, from 2^17 points, the helper also takes the last 30% of H's terms
+(``msm_h_helper``, `h_share`), and pi_c adds the two parts.
 
 On the Triton target (a GPU) the graph's tail is the device graph (`_device_nodes`):
 the blinding and the assembly are device MSMs of a few points (``blind_ab``,
@@ -52,10 +54,11 @@ else, and only s·A + r·B1 waits for the witness MSMs.
 
 Witness safety: the witness must be over the key's field, have nVars values and
 w[0] = 1; with a ``.r1cs`` (``r1cs=``) it is checked against every constraint
-(node ``check``, which runs first) and refused with the index of the first
-failing one (``WitnessError``), and no proof is returned. The zkey alone cannot
+(node ``check``, as soon as POLY's ``Cw`` is ready) and refused with the index of the
+first failing one (``WitnessError``), and no proof is returned. The zkey alone cannot
 name a failing constraint (it holds no C matrix, and snarkjs's C·w := A·w ∘ B·w
-hides a violation from the POLY stage). Every finished proof is then verified with
+hides a violation from the POLY stage). The check reuses POLY's A·w ∘ B·w (``Cw``; the
+key's A and B were checked against the .r1cs's when it was loaded) and computes C·w. Every finished proof is then verified with
 the pairing verifier before it is returned: without a ``.r1cs`` a failure refuses
 the witness (or the key) without an index; after a passed ``.r1cs`` check it names
 the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verification,
@@ -95,6 +98,8 @@ ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: 
 MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, POLY, blinding,
                         # assembly, verification) in dense G1 points, small circuits on the CPU
 C_HERE_FROM = 1 << 14   # domain from which a dense witness's C MSM runs here, not in the helper
+H_SHARE = 0.3           # the helper's share of the H MSM's points after a light witness's MSMs ...
+H_SHARE_FROM = 1 << 17  # ... from this domain up (`h_share`)
 
 
 def helper_split(words: np.ndarray, domain: int) -> tuple:
@@ -118,6 +123,19 @@ def helper_split(words: np.ndarray, domain: int) -> tuple:
     if 6 * s <= domain + MAIN_EXTRA:
         return ("B2", "a", "b1", "c")
     return ("B2",) if domain >= C_HERE_FROM else ("B2", "c")
+
+
+def h_share(domain: int, units: tuple) -> int:
+    """How many of the H MSM's points (the last ones) the helper process takes after its
+    witness MSMs (`units`, from `helper_split`): H_SHARE of them when it has all four (a
+    light witness) from H_SHARE_FROM up, where its witness MSMs leave it idle beside H;
+    none otherwise (smaller domains: a second request's fixed costs and H's second bucket
+    reduction outweigh the gain; dense witnesses: the helper is the busier process
+    already). From same-run timings of shares 0 to 0.5 on the bench circuits, 2^12 to
+    2^18 (the commit that made it so)."""
+    if domain < H_SHARE_FROM or not set(WITNESS_UNITS) <= set(units):
+        return 0
+    return int(H_SHARE * domain)
 
 
 class Prover(ResidentKey):
@@ -186,22 +204,32 @@ class Prover(ResidentKey):
             return self._helper if self._helper.alive else None
         from .helper import Helper
         L = self.F.limbs
-        self._helper = Helper(lambda units, data: self._witness_msms(units, FieldTensor(self.F, data)),
-                              (L, self.n_vars), {u: self._group(u) for u in WITNESS_UNITS})
+        groups = {u: self._group(u) for u in WITNESS_UNITS} | {"H": self.G1}
+        self._helper = Helper(self._helper_work, {"w": (L, self.n_vars), "p": (L, self.domain_size)}, groups)
         return self._helper
 
-    def _helper_run(self, units, s: FieldTensor) -> dict:
+    def _helper_work(self, job: tuple, inputs: dict) -> dict:
+        """The helper process's side of a request (`_helper_run`): ("witness", units) over the
+        witness "w", or ("h", lo) over "p", the H scalars from point lo on."""
+        kind, arg = job
+        if kind == "h":
+            return {"H": self._h_part(FieldTensor(self.F, inputs["p"]), arg)}
+        return self._witness_msms(arg, FieldTensor(self.F, inputs["w"]))
+
+    def _helper_run(self, job: tuple, name: str, s: FieldTensor) -> dict:
+        """`_helper_work(job)` in the helper process, s its input `name`; computed here
+        instead (with a warning, and for every later proof) if the helper has died."""
         from .helper import HelperError
         h = self._helper
         try:   # the child's launches: this external node's share of the cores (`Graph.run`)
-            return h.run(units, s.data, threads=launch_threads())
+            return h.run(job, {name: s.data}, threads=launch_threads())
         except HelperError as e:
             if h.alive:
                 raise                   # its work raised: the same would happen here
             self._helper_lost = True
             warnings.warn(f"{e}; the prover computes its MSMs itself from now on", RuntimeWarning,
                           stacklevel=2)
-            return self._witness_msms(units, s)
+            return self._helper_work(job, {name: s.data})
 
     def close(self) -> None:
         """Stop the helper process (also done when the Prover is garbage-collected)."""
@@ -245,15 +273,20 @@ class Prover(ResidentKey):
         return words, where
 
     # -- the graph -------------------------------------------------------------------
-    def graph(self, check: bool = True, where: str = "witness", helper: bool | tuple = False) -> Graph:
+    def graph(self, check: bool = True, where: str = "witness", helper: bool | tuple = False,
+              h_helper: int = 0) -> Graph:
         """The prover's graph; its only input is ``w_std``, the witness as (L, n_vars) limbs.
         In the paper's order: H (the quotient's coefficients and Σ h_j·H_j), the witness MSMs
         A, B1, C and B2, the blinding, the assembly of pi_a, pi_b, pi_c. helper: the witness
         MSMs named (True: `HELPER_UNITS`; `prove` names them by `helper_split`) are one
-        external node, ``msm_helper``, run by the helper process (`_helper_for` makes it)."""
+        external node, ``msm_helper``, run by the helper process (`_helper_for` makes it);
+        h_helper: the number of H points (the last ones) whose MSM the helper runs after
+        them, node ``msm_h_helper`` (`prove`: `h_share`)."""
         helper = HELPER_UNITS if helper is True else tuple(helper or ())
+        if not 0 <= h_helper < self.domain_size:
+            raise ValueError(f"h_helper={h_helper}: the helper's share of the {self.domain_size} H points")
         g = Graph("groth16_prove")
-        self._h_nodes(g)
+        self._h_nodes(g, h_helper)
         wit = self._witness_nodes(g, helper)
         if self.on_device():
             self._device_nodes(g, wit, check)
@@ -266,9 +299,10 @@ class Prover(ResidentKey):
         """Whether a proof now runs the device graph (the Triton target: `_device_nodes`)."""
         return msm_device.on_device(self.device)
 
-    def _h_nodes(self, g: Graph) -> None:
+    def _h_nodes(self, g: Graph, h_helper: int = 0) -> None:
         """POLY, the critical path: A·w, B·w, C·w = A·w∘B·w, one batched inverse NTT and one
-        batched coset NTT of the three, p = a·b − c (`r1cs_to_qap`), then Σ p_j·H_j."""
+        batched coset NTT of the three, p = a·b − c (`r1cs_to_qap`), then Σ p_j·H_j (the
+        last h_helper terms in the helper process, `graph`)."""
         P = dict(lane="poly", critical=True, kind="poly")
         g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
         g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
@@ -276,8 +310,25 @@ class Prover(ResidentKey):
         g.add("intt_abc", lambda a, b, c: intt(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
         g.add("coset_ntt_abc", lambda x: ntt(x, coset=self.shift), ["intt_abc"], **P)
         g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
-        g.add("msm_h", lambda p: self._msm(self.bases["H"], p, self.G1), ["join_abc"], lane="poly",
-              critical=True, kind="msm")
+        if not h_helper:
+            g.add("msm_h", lambda p: self._msm(self.bases["H"], p, self.G1), ["join_abc"], lane="poly",
+                  critical=True, kind="msm")
+            return
+        k = self.domain_size - h_helper
+        g.add("msm_h", lambda p: self._h_part(p[:k], 0), ["join_abc"], lane="poly", critical=True, kind="msm")
+        # queued behind msm_helper's request: the helper's second request of the proof
+        g.add("msm_h_helper", lambda p: self._helper_run(("h", k), "p", p[k:])["H"], ["join_abc"],
+              lane="helper", kind="msm", priority=1, worker="external")
+
+    def _h_part(self, p: FieldTensor, lo: int) -> PointTensor:
+        """Σ_j p_j·H_(lo+j), a slice of the H MSM (`_h_nodes`), against the whole table."""
+        B = self.bases["H"]
+        if B.prepared is None:
+            return self.G1.identity(device=self.device)
+        jobs = [(p.contiguous(), lo)]
+        if isinstance(B.prepared, HostBases):
+            return B.prepared.many(jobs)[0]
+        return msm_many(jobs, B.prepared, config=self._msm_cfg())[0]
 
     def _witness_nodes(self, g: Graph, helper: tuple) -> list[str]:
         """Σ w_i·P_i over A, B1, C (G1) and B2 (G2), beside POLY; each node's value is
@@ -307,8 +358,8 @@ class Prover(ResidentKey):
                 fn, ins = (lambda s, t=t: {t: self._msm(B[t], s, self._group(t))}), ["scalars"]
             wit.append(g.add(f"msm_{t.lower()}", fn, ins, lane=lane, kind="msm", priority=prio))
         if remote:
-            wit.append(g.add("msm_helper", lambda s: self._helper_run(remote, s), ["scalars"], lane="helper",
-                             kind="msm", priority=1, worker="external"))
+            wit.append(g.add("msm_helper", lambda s: self._helper_run(("witness", remote), "w", s), ["scalars"],
+                             lane="helper", kind="msm", priority=1, worker="external"))
         return wit
 
     def _blinding_nodes(self, g: Graph, wit: list[str]) -> None:
@@ -322,16 +373,18 @@ class Prover(ResidentKey):
 
     def _assembly_nodes(self, g: Graph, wit: list[str], check: bool, where: str) -> None:
         """pi_a, pi_b, pi_c (`_assemble`), after the witness check when a .r1cs was given."""
-        ins = wit + ["msm_h", "blind_ab", "blinding"]
+        hs = [n for n in ("msm_h", "msm_h_helper") if n in g.nodes]
+        ins = wit + hs + ["blind_ab", "blinding"]
         if check and self.r1cs_check is not None:
-            g.add("check", lambda w: self.r1cs_check.check(w, where), ["w_std"], lane="check",
+            # A·w∘B·w is POLY's Cw (the key's A and B are the .r1cs's, checked at load): only C·w is left
+            g.add("check", lambda w, ab: self.r1cs_check.check(w, where, ab), ["w_std", "Cw"], lane="check",
                   kind="check", priority=10)
             ins.append("check")
         k = len(wit)
 
         def assemble(*v):
             u = _units(v[:k])
-            h, ab, bl = v[k:k + 3]
+            h, (ab, bl) = v[k:k + len(hs)], v[k + len(hs):k + len(hs) + 2]
             return self._assemble(u["a"], u["B2"], u["c"], h, ab, bl)
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
 
@@ -359,8 +412,8 @@ class Prover(ResidentKey):
               kind="msm")
         ins = ["blind_ab", "blind_b", "msm_h"]
         if check and self.r1cs_check is not None:
-            g.add("check", lambda w: self.r1cs_check.unsatisfied(w), ["w_std"], lane="check", kind="check",
-                  priority=10)
+            g.add("check", lambda w, ab: self.r1cs_check.unsatisfied(w, ab), ["w_std", "Cw"], lane="check",
+                  kind="check", priority=10)
             ins.append("check")
         ones = self._device_constants()["ones"]
 
@@ -439,22 +492,23 @@ class Prover(ResidentKey):
         """alpha_1 and beta_2 as Python-int affine points (the key's constants in every pi_a, pi_b)."""
         return self.alpha_1.to_affine(), self.beta_2.to_affine()
 
-    def _assemble(self, A, B2, C, H, ab, bl):
-        """snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1
+    def _assemble(self, A, B2, C, H: list, ab, bl):
+        """(H: the H MSM's parts, `_h_nodes`.)
+        snarkjs's pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1 with pi_a = A + alpha_1 + r·delta_1
         and b1 = B1 + beta_1 + s·delta_1, expanded: C + H + s·A + r·B1 + (s·alpha_1 + r·beta_1
         + r·s·delta_1). These few points are summed on Python ints (`lincomb` with 1-bit
         scalars: one inversion a sum) after one conversion to affine per group: as tensor
         additions each sum and conversion was launches and host reads of its own, at the end
         of the proof's critical path."""
         G1, G2 = self.G1.params, self.G2.params
-        a, c, h, r_delta_1, c_fixed = cat_points([P.reshape(1) for P in (A, C, H, bl["r_delta_1"], bl["c_fixed"])]
-                                                 ).to_affine()
+        a, c, r_delta_1, c_fixed, *h = cat_points([P.reshape(1) for P in (A, C, bl["r_delta_1"], bl["c_fixed"], *H)]
+                                                  ).to_affine()
         b2, s_delta_2 = cat_points([B2.reshape(1), bl["s_delta_2"].reshape(1)]).to_affine()
         alpha_1, beta_2 = self._alpha_beta_affine
 
         def total(G, *points):
             return lincomb(G, None, [(1, P) for P in points])
-        return total(G1, a, alpha_1, r_delta_1), total(G2, b2, beta_2, s_delta_2), total(G1, c, h, ab, c_fixed)
+        return total(G1, a, alpha_1, r_delta_1), total(G2, b2, beta_2, s_delta_2), total(G1, c, *h, ab, c_fixed)
 
     # -- proving ---------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, profile: bool = False,
@@ -472,7 +526,8 @@ class Prover(ResidentKey):
         w_std = words_to_limbs(words, self.device)
         helper = self._helper_for(workers)
         units = helper_split(words, self.domain_size) if helper is not None else ()
-        g = self.graph(check=check, where=where, helper=units)
+        h_helper = h_share(self.domain_size, units) if helper is not None else 0
+        g = self.graph(check=check, where=where, helper=units, h_helper=h_helper)
         run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
                     device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run

@@ -303,22 +303,30 @@ class R1CSCheck:
         self.mats = [SparseFr(F, M.rows, M.cols, r2_form(F, M.coeff_words, device), r1cs.n_constraints,
                               device) for M in (r1cs.A, r1cs.B, r1cs.C)]
 
-    def unsatisfied(self, w_std: torch.Tensor) -> torch.Tensor:
+    def unsatisfied(self, w_std: torch.Tensor, ab: FieldTensor | None = None) -> torch.Tensor:
         """(2,) int64 on w's device, computed without reading anything back: whether some
         constraint i has (A·w)_i·(B·w)_i ≠ (C·w)_i, and the first such i (0 if none). On a
         device the prover reads it once, with the proof (w: (L, n_wires) standard-form
-        words)."""
-        if self.n_constraints == 0:
+        words). ab: (A·w)∘(B·w) already computed, in Montgomery form, at least
+        n_constraints long (the prover's ``Cw``: products with a key whose A and B are this
+        system's, `formats.consistency.check_r1cs_coefs`), so that only C·w is left."""
+        nc = self.n_constraints
+        if nc == 0:
             return torch.zeros(2, dtype=torch.int64, device=w_std.device)
-        a, b, c = (M.matvec(w_std) for M in self.mats)
-        bad = ~((a * b) == c)
+        if ab is None:
+            a, b = (M.matvec(w_std) for M in self.mats[:2])
+            ab = a * b
+        elif ab.shape[0] != nc:
+            ab = ab[:nc]
+        c = self.mats[2].matvec(w_std)
+        bad = ~(ab == c)
         # argmax gives the first maximal index: the first failing constraint
         return torch.stack([bad.any().to(torch.int64), bad.to(torch.int32).argmax().to(torch.int64)])
 
-    def first_unsatisfied(self, w_std: torch.Tensor) -> int | None:
+    def first_unsatisfied(self, w_std: torch.Tensor, ab: FieldTensor | None = None) -> int | None:
         """The first constraint i with (A·w)_i·(B·w)_i ≠ (C·w)_i, or None (w: (L, n_wires)
-        standard-form words)."""
-        failed, i = self.unsatisfied(w_std).tolist()
+        standard-form words; ab: as for `unsatisfied`)."""
+        failed, i = self.unsatisfied(w_std, ab).tolist()
         return i if failed else None
 
     def error(self, i: int, where: str = "witness") -> WitnessError:
@@ -326,9 +334,9 @@ class R1CSCheck:
         return WitnessError(f"{where} does not satisfy the constraint system {self.path}: "
                             f"constraint {i} (of {self.n_constraints}) fails, A·w · B·w ≠ C·w", i)
 
-    def check(self, w_std: torch.Tensor, where: str = "witness") -> None:
-        """Raise WitnessError naming the first failing constraint."""
-        i = self.first_unsatisfied(w_std)
+    def check(self, w_std: torch.Tensor, where: str = "witness", ab: FieldTensor | None = None) -> None:
+        """Raise WitnessError naming the first failing constraint (ab: as for `unsatisfied`)."""
+        i = self.first_unsatisfied(w_std, ab)
         if i is not None:
             raise self.error(i, where)
 
