@@ -191,6 +191,9 @@ def test_graph_refuses_a_share_of_h_past_the_domain(fixtures):
         with pytest.raises(ValueError, match="h_helper"):
             P.graph(helper=True, h_helper=bad)
     assert "msm_h_helper" in P.graph(helper=True, h_helper=1).nodes
+    import zktensor as zt
+    with zt.config(target="triton"), pytest.raises(ValueError, match="device graph has no helper"):
+        P.graph(h_helper=1)
 
 
 @needs_two_cores

@@ -9,7 +9,7 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
 
     w_std ─┬─ Aw* ─┬─ Cw* = Aw∘Bw ─ intt_abc* ─ coset_ntt_abc* ─ join_abc* ─ msm_h* ──┐
            ├─ Bw* ─┘   │ (POLY, then the H-MSM: the critical path)                     │
-           ├───────────┴─ check: C·w = Cw? (the .r1cs, when given; before the rest) ───┤
+           ├───────────┴─ check: C·w = Cw? (with the .r1cs, when given) ───────────────┤
            └─ scalars ─ msm_plan ─┬─ msm_a, msm_b1, msm_c (G1) ─ blind_ab: s·A + r·B1 ├─ assemble*
                 (or msm_ab1c: the     │                                                  │
                  three in one tree)   └─ msm_b2 (G2)     the witness MSMs, beside POLY   │
@@ -58,10 +58,10 @@ w[0] = 1; with a ``.r1cs`` (``r1cs=``) it is checked against every constraint
 first failing one (``WitnessError``), and no proof is returned. The zkey alone cannot
 name a failing constraint (it holds no C matrix, and snarkjs's C·w := A·w ∘ B·w
 hides a violation from the POLY stage). The check reuses POLY's A·w ∘ B·w (``Cw``; the
-key's A and B were checked against the .r1cs's when it was loaded) and computes C·w. Every finished proof is then verified with
-the pairing verifier before it is returned: without a ``.r1cs`` a failure refuses
-the witness (or the key) without an index; after a passed ``.r1cs`` check it names
-the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verification,
+key's A and B were checked against the .r1cs's when it was loaded) and computes C·w.
+Every finished proof is then verified with the pairing verifier before it is returned:
+without a ``.r1cs`` a failure refuses the witness (or the key) without an index; after
+a passed ``.r1cs`` check it names the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verification,
 ``prove(check=False)`` both (as snarkjs and rapidsnark do).
 """
 from __future__ import annotations
@@ -285,6 +285,8 @@ class Prover(ResidentKey):
         helper = HELPER_UNITS if helper is True else tuple(helper or ())
         if not 0 <= h_helper < self.domain_size:
             raise ValueError(f"h_helper={h_helper}: the helper's share of the {self.domain_size} H points")
+        if h_helper and self.on_device():
+            raise ValueError("h_helper: the device graph has no helper process")
         g = Graph("groth16_prove")
         self._h_nodes(g, h_helper)
         wit = self._witness_nodes(g, helper)
