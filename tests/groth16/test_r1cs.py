@@ -81,6 +81,49 @@ def test_truncated_constraints(tmp_path):
         read_r1cs(tmp_path / "short.r1cs")
 
 
+def _first_cut_combination(payload: bytes, n8: int, n_constraints: int):
+    """(constraint, matrix, terms or None) of the first combination a cut payload does not
+    hold (terms None: its count is missing), by a plain walk over the bytes."""
+    pos = 0
+    for c in range(n_constraints):
+        for m in range(3):
+            if pos + 4 > len(payload):
+                return c, m, None
+            (count,) = struct.unpack_from("<I", payload, pos)
+            pos += 4 + count * (4 + n8)
+            if pos > len(payload):
+                return c, m, count
+    return None
+
+
+def test_every_cut_of_the_constraints_names_its_combination(tmp_path):
+    """The constraints section cut at every length (the container's sizes fixed): the error
+    names the constraint, and the matrix and its terms where the count was read."""
+    constraints = CONSTRAINTS + [({}, {}, {}), ({1: 3, 2: 4, 3: 5}, {0: 1}, {4: 7, 1: 2})]
+    data = encode_r1cs(constraints, n_wires=5, n_prv_in=2)
+    hdr_end = 12 + 12 + 64
+    size = struct.unpack_from("<Q", data, hdr_end + 4)[0]
+    payload = data[hdr_end + 12:hdr_end + 12 + size]
+    for cut in range(len(payload)):
+        p = tmp_path / f"cut{cut}.r1cs"
+        p.write_bytes(b"".join(encode_binfile(b"r1cs", 1, [
+            (1, data[24:hdr_end]), (2, payload[:cut]), (3, b"\0" * 40)])))
+        c, m, terms = _first_cut_combination(payload[:cut], 32, len(constraints))
+        want = rf"section 2 truncated in constraint {c} \(of {len(constraints)}\)"
+        if terms is not None:
+            want += rf": {'ABC'[m]} has {terms} terms"
+        with pytest.raises(FormatError, match=want):
+            read_r1cs(p)
+    r = read_r1cs_bytes(tmp_path, data)
+    assert [r.constraint(i) for i in range(len(constraints))] == [tuple(c) for c in constraints]
+
+
+def read_r1cs_bytes(tmp_path, data: bytes):
+    p = tmp_path / "whole.r1cs"
+    p.write_bytes(data)
+    return read_r1cs(p)
+
+
 # -- circom's files ---------------------------------------------------------------------
 
 

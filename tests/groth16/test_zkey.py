@@ -300,3 +300,55 @@ def test_mismatched_files_name_both(fixtures):
         check_r1cs_for_zkey(z, read_r1cs(fixtures["range_check"].r1cs))
     with pytest.raises(FormatError, match="curve bls12_381 vs bn254"):
         check_r1cs_for_zkey(z, read_r1cs(fixtures["multi_public_bls"].r1cs))
+
+
+@pytest.mark.snarkjs
+def test_a_changed_r1cs_is_refused_by_name(fixtures):
+    """A .r1cs that differs from the key's coefficient section in one coefficient, one wire
+    or one entry is refused, naming what differs."""
+    import dataclasses
+    fx = fixtures["range_check"]
+    z, r = read_zkey(fx.zkey), read_r1cs(fx.r1cs)
+    check_r1cs_for_zkey(z, r)
+    j = len(r.B) // 2
+    words = r.B.coeff_words.copy()
+    words[j, 0] ^= 2
+    bad = dataclasses.replace(r, B=dataclasses.replace(r.B, coeff_words=words))
+    with pytest.raises(FormatError, match=rf"coefficient of wire {r.B.cols[j]} in constraint {r.B.rows[j]} \(B\) "
+                                          "differs from the key's"):
+        check_r1cs_for_zkey(z, bad)
+    cols = r.A.cols.copy()
+    cols[0] = (int(cols[0]) + 1) % r.n_wires
+    with pytest.raises(FormatError, match="the key's A matrix has an entry at constraint"):
+        check_r1cs_for_zkey(z, dataclasses.replace(r, A=dataclasses.replace(r.A, cols=cols)))
+    fewer = dataclasses.replace(r.A, rows=r.A.rows[1:], cols=r.A.cols[1:], coeff_words=r.A.coeff_words[1:])
+    with pytest.raises(FormatError, match=f"the key holds {len(z.coefs)} entries of A and B, the .r1cs "
+                                          f"{len(z.coefs) - 1}"):
+        check_r1cs_for_zkey(z, dataclasses.replace(r, A=fewer))
+
+
+def test_distinct_rows_and_entry_order_against_numpy(monkeypatch):
+    """The consistency check's grouping of coefficients (a 64-bit mix, then checked) and its
+    entry order (one 64-bit sort key) against numpy's byte-wise unique and lexsort, with
+    the fallbacks forced: every row mixing to one value, rows past 2^31."""
+    import numpy as np
+    from zktensor.groth16.formats import consistency as cons
+    rng = np.random.default_rng(3)
+    pool = rng.integers(0, 2**32, size=(40, 8), dtype=np.uint32)
+    pool[:5, 1:] = 0                                 # small values, and rows equal but for one word
+    pool[5:10] = pool[10:15]
+    pool[5:10, 7] ^= 1
+    words = pool[rng.integers(0, len(pool), size=3000)]
+
+    def check(distinct, which):
+        assert np.array_equal(distinct[which], words)
+        assert len(np.unique(distinct.view("V32").ravel())) == len(distinct)
+        assert len(distinct) == len(np.unique(words.view("V32").ravel()))
+    check(*cons._distinct_rows(words))
+    monkeypatch.setattr(cons, "_MIX", np.zeros(8, dtype=np.uint64))
+    check(*cons._distinct_rows(words))
+    for high in (0, 1 << 31):
+        m = rng.integers(0, 2, size=5000).astype(np.uint32)
+        row = rng.integers(0, 50, size=5000).astype(np.uint32) + np.uint32(high)
+        col = rng.integers(0, 50, size=5000).astype(np.uint32)
+        assert np.array_equal(cons._entry_order(m, row, col), np.lexsort((col, row, m)))

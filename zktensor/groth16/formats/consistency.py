@@ -64,8 +64,7 @@ def check_r1cs_coefs(zkey: ZKey, r1cs: R1CS) -> None:
         raise FormatError(f"{stale}: the key holds {len(cs)} entries of A and B, the .r1cs "
                           f"{len(exp_m)}")
     key_m, key_row, key_col = (np.asarray(a, dtype=np.uint32) for a in (cs.matrix, cs.constraint, cs.signal))
-    eo = np.lexsort((exp_col, exp_row, exp_m))
-    ko = np.lexsort((key_col, key_row, key_m))
+    eo, ko = _entry_order(exp_m, exp_row, exp_col), _entry_order(key_m, key_row, key_col)
     for e, k in ((exp_m, key_m), (exp_row, key_row), (exp_col, key_col)):
         diff = np.flatnonzero(e[eo] != k[ko])
         if diff.size:
@@ -73,18 +72,57 @@ def check_r1cs_coefs(zkey: ZKey, r1cs: R1CS) -> None:
             raise FormatError(f"{stale}: the key's {'AB'[int(key_m[ko[j]]) & 1]} matrix has an entry "
                               f"at constraint {int(key_row[ko[j]])}, wire {int(key_col[ko[j]])} where "
                               f"the .r1cs has constraint {int(exp_row[eo[j]])}, wire {int(exp_col[eo[j]])}")
-    # values: the .r1cs's c (standard form) against the key's stored c·R^2 mod r
+    # values: the .r1cs's c (standard form) against the key's stored c·R^2 mod r, on Python
+    # ints once per distinct coefficient (circuits repeat a few: 1, -1, powers of two)
     r, n8 = cs.r, cs.n8r
     R2 = cs.R * cs.R % r
-    std = np.concatenate([r1cs.A.coeff_words, r1cs.B.coeff_words]).astype("<u4").tobytes()
-    n8_in = r1cs.n8
-    ones = (1 * R2 % r).to_bytes(n8, "little") * (n_pub + 1)
-    expected = b"".join((int.from_bytes(std[i * n8_in:(i + 1) * n8_in], "little") * R2 % r).to_bytes(n8, "little")
-                        for i in range(len(r1cs.A) + len(r1cs.B))) + ones
-    exp_words = np.frombuffer(expected, dtype="<u4").reshape(-1, n8 // 4)[eo]
+    std = np.ascontiguousarray(np.concatenate([r1cs.A.coeff_words, r1cs.B.coeff_words]).astype("<u4"))
+    distinct, which = _distinct_rows(std)
+    stored = b"".join((int.from_bytes(v.tobytes(), "little") * R2 % r).to_bytes(n8, "little") for v in distinct)
+    stored = np.frombuffer(stored, dtype="<u4").reshape(-1, n8 // 4)
+    ones = np.frombuffer((R2 % r).to_bytes(n8, "little"), dtype="<u4")
+    exp_words = np.concatenate([stored[which], np.tile(ones, (n_pub + 1, 1))])[eo]
     key_words = np.asarray(cs.stored_words)[ko]
     bad = np.flatnonzero((exp_words != key_words).any(axis=1))
     if bad.size:
         j = int(bad[0])
         raise FormatError(f"{stale}: the coefficient of wire {int(key_col[ko[j]])} in constraint "
                           f"{int(key_row[ko[j]])} ({'AB'[int(key_m[ko[j]]) & 1]}) differs from the key's")
+
+
+def _entry_order(m: np.ndarray, row: np.ndarray, col: np.ndarray) -> np.ndarray:
+    """The stable order of entries by (matrix, row, column): one sort of 64-bit keys where
+    the three fit (matrix 0 or 1, row and column below 2^31), else numpy's lexsort."""
+    if len(m) and (m.max() > 1 or row.max() >> 31 or col.max() >> 31):
+        return np.lexsort((col, row, m))
+    key = (m.astype(np.uint64) << np.uint64(62)) | (row.astype(np.uint64) << np.uint64(31)) | col.astype(np.uint64)
+    return np.argsort(key, kind="stable")
+
+
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB, 0xBF58476D1CE4E5B9],
+                dtype=np.uint64)
+
+
+def _distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows, for each row the index of its distinct row) of (n, k) uint32 words:
+    rows grouped by a 64-bit mix of their words (one integer sort, where numpy's unique
+    over whole rows compares bytes and is several times slower), each group then checked
+    equal to its first row; a collision falls back to the exact byte-wise unique."""
+    n, k = words.shape
+    if n == 0:
+        return words[:0], np.zeros(0, dtype=np.int64)
+    mix = np.tile(_MIX, -(-k // len(_MIX)))[:k]
+    with np.errstate(over="ignore"):
+        h = (words.astype(np.uint64) * mix).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(h, kind="stable")
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(h[order[1:]], h[order[:-1]], out=new[1:])
+    which = np.empty(n, dtype=np.int64)
+    which[order] = np.cumsum(new) - 1
+    distinct = words[order[new]]
+    if not (distinct[which] == words).all():
+        distinct, which = np.unique(words.view(f"V{4 * k}").ravel(), return_inverse=True)
+        distinct = distinct.view("<u4").reshape(-1, k)
+    return distinct, which.ravel()

@@ -16,12 +16,11 @@ public signals of a proof are w[1 .. nPubOut+nPubIn].
 Each matrix is kept as parallel arrays (row = constraint index, col = wire) with
 the coefficients' raw words, in file order; Python-int coefficients are made on
 first use. The walk over the variable-length combinations is one Python step per
-combination, the terms themselves are sliced out in bulk.
+combination (reading its count as a word); the terms are gathered in bulk.
 """
 from __future__ import annotations
 
 import functools
-import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,52 +148,56 @@ def read_r1cs(path, *, load_map: bool = True) -> R1CS:
 def _read_constraints(f: BinFile, n8: int, prime: int, n_wires: int, n_constraints: int):
     payload = f.section(CONSTRAINTS)
     size = len(payload)
-    term = 4 + n8
-    u32 = struct.Struct("<I").unpack_from
-    # Per matrix: the constraint index and term count of each combination, and the
-    # byte slices holding its terms (copied out once, by a join, below).
-    lc_rows = ([], [], [])
-    lc_counts = ([], [], [])
-    chunks = ([], [], [])
-    pos = 0
-    for c in range(n_constraints):
-        for m in range(3):
-            if pos + 4 > size:
-                raise f.error(f"section {CONSTRAINTS} truncated in constraint {c} "
-                              f"(of {n_constraints}) at offset {pos}")
-            (count,) = u32(payload, pos)
-            pos += 4
-            end = pos + count * term
-            if end > size:
-                raise f.error(f"section {CONSTRAINTS} truncated in constraint {c} "
-                              f"(of {n_constraints}): {'ABC'[m]} has {count} terms, "
-                              f"{size - pos} bytes left")
-            if count:
-                lc_rows[m].append(c)
-                lc_counts[m].append(count)
-                chunks[m].append(payload[pos:end])
-            pos = end
-    if pos != size:
-        raise f.error(f"section {CONSTRAINTS} has {size - pos} unexpected trailing bytes "
+    tw = 1 + n8 // 4                            # words a term: wire, coefficient
+    # every count and term starts on a 4-byte boundary (n8 is a multiple of 8): the walk
+    # reads the counts as words and records where each combination's terms start
+    whole = size - size % 4
+    words = np.frombuffer(payload[:whole], dtype="<u4")
+    u = memoryview(words.astype("=u4", copy=False)).cast("B").cast("I")
+    n_words = len(u)
+    # the word at which each combination (constraint c's A, B, C: number 3c + m) starts
+    at = []
+    append = at.append
+    p = 0
+    try:
+        for _ in range(3 * n_constraints):
+            append(p)
+            p += 1 + u[p] * tw
+    except IndexError:
+        if p == n_words or len(at) < 2:         # the section ends where a count should be
+            raise f.error(f"section {CONSTRAINTS} truncated in constraint {(len(at) - 1) // 3} "
+                          f"(of {n_constraints}) at offset {4 * p}") from None
+        at.pop()                                # the one before ran past the end
+    if p > n_words:
+        i = len(at) - 1
+        raise f.error(f"section {CONSTRAINTS} truncated in constraint {i // 3} (of {n_constraints}): "
+                      f"{'ABC'[i % 3]} has {u[at[i]]} terms, {size - 4 * (at[i] + 1)} bytes left")
+    if 4 * p != size:
+        raise f.error(f"section {CONSTRAINTS} has {size - 4 * p} unexpected trailing bytes "
                       f"after {n_constraints} constraints")
+    at = np.asarray(at, dtype=np.int64).reshape(n_constraints, 3)
+    lc_counts = words[at].astype(np.int64)
 
     mats = []
     for m in range(3):
-        records = np.frombuffer(b"".join(chunks[m]), dtype="<u4").reshape(-1, term // 4)
-        rows = np.repeat(np.asarray(lc_rows[m], dtype=np.uint32),
-                         np.asarray(lc_counts[m], dtype=np.int64))
+        counts = lc_counts[:, m]
+        rows = np.repeat(np.arange(n_constraints, dtype=np.uint32), counts)
+        # term t of constraint c's combination starts at word at[c, m] + 1 + t·tw
+        first = np.repeat(at[:, m] + 1 - tw * (np.cumsum(counts) - counts), counts)
+        term_at = first + tw * np.arange(len(rows), dtype=np.int64)
+        records = words[term_at[:, None] + np.arange(tw, dtype=np.int64)[None, :]]
         cols = np.ascontiguousarray(records[:, 0])
-        words = np.ascontiguousarray(records[:, 1:])
+        coeff = np.ascontiguousarray(records[:, 1:])
         bad = np.flatnonzero(cols >= n_wires)
         if bad.size:
             j = int(bad[0])
             raise f.error(f"constraint {int(rows[j])}: {'ABC'[m]} refers to wire {int(cols[j])}, "
                           f"the circuit has {n_wires}")
-        j = first_not_below(words, prime)
+        j = first_not_below(coeff, prime)
         if j is not None:
             raise f.error(f"constraint {int(rows[j])}: {'ABC'[m]} coefficient of wire "
                           f"{int(cols[j])} is not reduced modulo the prime")
-        mats.append(SparseMatrix(n8, rows, cols, words))
+        mats.append(SparseMatrix(n8, rows, cols, coeff))
     return mats
 
 
