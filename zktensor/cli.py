@@ -95,9 +95,9 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, help="scheduler threads (1: one node at a time, no helper process); "
                                                "the service honours it too")
     p.add_argument("--no-helper", action="store_true",
-                   help="on the CPU, run every MSM in this process (default: the G2 and C MSMs run in a "
-                        "forked helper process, beside the rest). Proves in this process, not through a "
-                        "running service (a note says so)")
+                   help="prove in this process, not through a running service (a note says so), every MSM "
+                        "in it (a proof in this process runs no MSM helper process anyway: for one proof the "
+                        "fork costs more than it saves; the service runs one beside its resident keys)")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--serve", action="store_true",
                    help="prove through the prover service (`zktensor serve`), starting it if it is not "
@@ -143,9 +143,9 @@ def _prove(a: argparse.Namespace) -> int:
     profile = a.profile or bool(a.trace)
     try:
         t0 = time.perf_counter()
-        # one proof: GZKP's weighted bases would take longer to build than they save
-        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers, checkpoint=PLAIN,
-                        helper=False if a.no_helper else None)
+        # one proof: GZKP's weighted bases would take longer to build than they save, and the
+        # MSM helper's fork and cold start than its parallel MSMs (the commit that made it so)
+        prover = Prover(a.zkey, r1cs=a.r1cs, device=a.device, workers=a.workers, checkpoint=PLAIN, helper=False)
         t1 = time.perf_counter()
         prover.prove_to_files(a.witness, a.proof, a.public, check=not a.no_check,
                               verify=not (a.no_verify or a.no_check), profile=profile)

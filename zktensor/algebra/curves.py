@@ -184,10 +184,12 @@ class Group:
         G = self.generator
         if G is None or not is_on_curve(self, G):
             raise ValueError(f"{self.name}: generator is not on the curve")
-        if _mul(self, G, r) is not None:
+        # (Jacobian `lincomb`, one inversion a product: the affine `_mul` inverted at every
+        # step, and these checks ran in every process that built a group)
+        if lincomb(self, None, [(r, G)]) is not None:
             raise ValueError(f"{self.name}: generator does not have order r")
         for P in _trial_points(self, 2):
-            if _mul(self, P, self.order) is not None:
+            if lincomb(self, None, [(self.order, P)]) is not None:
                 raise ValueError(f"{self.name}: #E·P != O for P = {P}: wrong order or coefficients")
 
     @property
@@ -247,7 +249,7 @@ def is_on_curve(G: Group, P) -> bool:
 
 def in_subgroup(G: Group, P) -> bool:
     """True when P is on the curve and r·P is the identity."""
-    return is_on_curve(G, P) and _mul(G, P, G.r) is None
+    return is_on_curve(G, P) and lincomb(G, None, [(G.r, P)]) is None
 
 
 def _add(G: Group, P, Q):
