@@ -62,8 +62,9 @@ class Helper:
         groups: {unit: GroupSpace} to rebuild the returned points."""
         self.groups = groups
         # MAP_SHARED | MAP_ANONYMOUS: the child sees our writes
-        self._maps = {k: (mmap.mmap(-1, max(1, 4 * L * n)), L) for k, (L, n) in buffers.items()}
-        self.buffers = {k: torch.frombuffer(m, dtype=torch.int32) for k, (m, _) in self._maps.items()}
+        self._maps = {k: mmap.mmap(-1, max(1, 4 * L * n)) for k, (L, n) in buffers.items()}
+        self._limbs = {k: L for k, (L, _) in buffers.items()}
+        self.buffers = {k: torch.frombuffer(m, dtype=torch.int32) for k, m in self._maps.items()}
         self._conn, child_conn = multiprocessing.Pipe()
         with warnings.catch_warnings():
             # Python 3.12 warns on fork() with threads alive; the child uses none of their state
@@ -75,7 +76,7 @@ class Helper:
                 self._conn.close()
                 for h in list(_live):                   # other helpers' pipe ends: their children
                     h._conn.close()                     # must see EOF when their parents close them
-                _serve(child_conn, work, self.buffers, {k: L for k, (_, L) in self._maps.items()})
+                _serve(child_conn, work, self.buffers, self._limbs)
                 code = 0
             finally:
                 os._exit(code)

@@ -61,8 +61,9 @@ hides a violation from the POLY stage). The check reuses POLY's A·w ∘ B·w (`
 key's A and B were checked against the .r1cs's when it was loaded) and computes C·w.
 Every finished proof is then verified with the pairing verifier before it is returned:
 without a ``.r1cs`` a failure refuses the witness (or the key) without an index; after
-a passed ``.r1cs`` check it names the key as wrong (``FormatError``). ``prove(verify=False)`` skips the verification,
-``prove(check=False)`` both (as snarkjs and rapidsnark do).
+a passed ``.r1cs`` check it names the key as wrong (``FormatError``).
+``prove(verify=False)`` skips the verification, ``prove(check=False)`` both (as snarkjs
+and rapidsnark do).
 """
 from __future__ import annotations
 
@@ -143,8 +144,9 @@ class Prover(ResidentKey):
 
     zkey, r1cs, device, msm_config, checkpoint, verbose, table_cache, table_budget: as `ResidentKey`'s (the .r1cs
     enables the witness check, see the module docstring). workers: scheduler threads
-    (default: one per lane on a GPU, the CPU count (at most 4) on a CPU). helper: run some witness MSMs (`helper_split`) in a forked helper process
-    (`groth16.helper`), made at the first proof; None (default): on a CPU with 2+ cores
+    (default: one per lane on a GPU, the CPU count (at most 4) on a CPU). helper: run some
+    witness MSMs (`helper_split`) in a forked helper process (`groth16.helper`), made at
+    the first proof; None (default): on a CPU with 2+ cores
     unless workers=1. ``close()`` (or ``with Prover(...) as p:``) stops it.
     """
 
@@ -169,12 +171,14 @@ class Prover(ResidentKey):
         idx = [("a", "b1", "c").index(u) for u in secs]
         if B.prepared is None:
             return {u: self.G1.identity(device=self.device) for u in secs}
-        jobs = [(s.contiguous(), B.offsets[i]) for i in idx]
-        if isinstance(B.prepared, HostBases):
-            pts = B.prepared.many(jobs)
-        else:
-            pts = msm_many(jobs, B.prepared, config=self._msm_cfg())
+        pts = self._many(B, [(s.contiguous(), B.offsets[i]) for i in idx])
         return {u: pts[j] for j, u in enumerate(secs)}
+
+    def _many(self, B: Bases, jobs) -> PointTensor:
+        """`ops.msm.msm_many` of (scalars, offset) jobs against B's prepared table (host or resident)."""
+        if isinstance(B.prepared, HostBases):
+            return B.prepared.many(jobs)
+        return msm_many(jobs, B.prepared, config=self._msm_cfg())
 
     def _witness_msms(self, units, s: FieldTensor) -> dict:
         """{unit: Σ w_i·P_i} for the named witness MSMs (a, b1, c, B2), one after the other:
@@ -327,10 +331,7 @@ class Prover(ResidentKey):
         B = self.bases["H"]
         if B.prepared is None:
             return self.G1.identity(device=self.device)
-        jobs = [(p.contiguous(), lo)]
-        if isinstance(B.prepared, HostBases):
-            return B.prepared.many(jobs)[0]
-        return msm_many(jobs, B.prepared, config=self._msm_cfg())[0]
+        return self._many(B, [(p.contiguous(), lo)])[0]
 
     def _witness_nodes(self, g: Graph, helper: tuple) -> list[str]:
         """Σ w_i·P_i over A, B1, C (G1) and B2 (G2), beside POLY; each node's value is
@@ -528,8 +529,7 @@ class Prover(ResidentKey):
         w_std = words_to_limbs(words, self.device)
         helper = self._helper_for(workers)
         units = helper_split(words, self.domain_size) if helper is not None else ()
-        h_helper = h_share(self.domain_size, units) if helper is not None else 0
-        g = self.graph(check=check, where=where, helper=units, h_helper=h_helper)
+        g = self.graph(check=check, where=where, helper=units, h_helper=h_share(self.domain_size, units))
         run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
                     device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run

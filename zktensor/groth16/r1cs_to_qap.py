@@ -53,7 +53,7 @@ import numpy as np
 import torch
 
 from ..kernels.field_programs import run_program, to_mont
-from ..kernels.msm_tree import take_cols
+from ..kernels.msm_tree import move_cols, take_cols
 from ..ops.ntt import intt, ntt
 from ..tensor import FieldSpace, FieldTensor, field
 
@@ -102,8 +102,20 @@ def _take_cols(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     return take_cols(x, idx.numpy())
 
 
+def _move_cols(out: torch.Tensor, dst: torch.Tensor, x: torch.Tensor, src: torch.Tensor) -> None:
+    """out[:, dst] = x[:, src] (int64 index tensors): on the CPU from NUMPY_FROM columns by
+    the MSM's `msm_tree.move_cols` (numpy, a limb row at a time, gather and scatter in one
+    pass); below, index_select and index_copy_."""
+    if out.device.type != "cpu" or dst.shape[0] < NUMPY_FROM:
+        out.index_copy_(1, dst, x.index_select(1, src))
+        return
+    move_cols(out, dst.numpy(), x, src.numpy())
+
+
 def _put_cols(out: torch.Tensor, idx: torch.Tensor, values: torch.Tensor) -> None:
-    """out[:, idx] = values (as `_take_cols`: numpy's on the CPU from NUMPY_FROM columns)."""
+    """out[:, idx] = values, a kernel's output in column order (as `_take_cols`: numpy's on
+    the CPU from NUMPY_FROM columns): a scatter alone, where `_move_cols` would gather the
+    values again first."""
     if out.device.type != "cpu" or idx.shape[0] < NUMPY_FROM:
         out.index_copy_(1, idx, values)
         return
@@ -176,7 +188,7 @@ class SegmentPlan:
         L = values.shape[0]
         out = torch.zeros((L, self.n_segments), dtype=torch.int32, device=values.device)
         if self.single_dst.numel():
-            _put_cols(out, self.single_dst, _take_cols(values, self.single_src))
+            _move_cols(out, self.single_dst, values, self.single_src)
         x = _take_cols(values, self.gather)
         for lv in self.levels:
             (s,) = run_program(F, "qap_add", 2, _ADD,
@@ -188,7 +200,7 @@ class SegmentPlan:
             if lv.pair_out.numel():
                 _put_cols(y, lv.pair_out, s[:, nd:])
             if lv.carry.numel():
-                _put_cols(y, lv.carry_out, _take_cols(x, lv.carry))
+                _move_cols(y, lv.carry_out, x, lv.carry)
             x = y
         return out
 
