@@ -94,9 +94,9 @@ NUMPY_FROM = 1 << 12    # columns from which the CPU gathers and scatters go thr
 
 def _take_cols(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
     """x[:, idx] for limb data x (L, m): on the CPU, from NUMPY_FROM columns, by the MSM's
-    gather (`msm_tree.take_cols`: numpy's take a limb row at a time, several times faster
-    than index_select over int32 columns); below, one index_select costs less than a call
-    per limb row."""
+    gather (`msm_tree.take_cols`: numpy's take a limb row at a time, not index_select
+    over int32 columns; commit 32d4940 has the timings); below, one index_select costs
+    less than a call per limb row."""
     if x.device.type != "cpu" or idx.shape[0] < NUMPY_FROM:
         return x.index_select(1, idx)
     return take_cols(x, idx.numpy())

@@ -106,9 +106,9 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD
 
 def _distinct_rows(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct rows, for each row the index of its distinct row) of (n, k) uint32 words:
-    rows grouped by a 64-bit mix of their words (one integer sort, where numpy's unique
-    over whole rows compares bytes and is several times slower), each group then checked
-    equal to its first row; a collision falls back to the exact byte-wise unique."""
+    rows grouped by a 64-bit mix of their words (one sort of integers, not numpy's unique
+    over whole rows, which sorts by byte-wise compares), each group then checked equal to
+    its first row; a collision falls back to that exact byte-wise unique."""
     n, k = words.shape
     if n == 0:
         return words[:0], np.zeros(0, dtype=np.int64)
