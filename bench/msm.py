@@ -6,6 +6,7 @@
     python -m bench.msm --no-save --runs 3
     python -m bench.msm --device cuda --curves bn254.g1,bn254.g2 --log-sizes 16,18,20   # Triton on a GPU
     python -m bench.msm --device cuda --log-sizes 16,20 --weighted     # and on weighted tables (MSMConfig.weighted)
+    python -m bench.msm --device cuda --log-sizes 16,20 --weighted --mixed   # and each on affine bases (MSMConfig.mixed)
 
 Each (group, size, scalar kind) is measured in a fresh subprocess so that its
 peak memory (VmHWM of that process, with the baseline of an idle process
@@ -94,14 +95,15 @@ def one(args) -> dict:
     k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
-    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted)
+    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed)
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
     stats = {}
-    if args.prepared or args.weighted:
+    if args.prepared or args.weighted or args.mixed:
         t0 = time.perf_counter()
-        bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint)
+        bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint,
+                               config=cfg if args.mixed else None)
         if args.weighted:                        # the device program's weighted table, made once
             from zktensor.ops.msm.device import device_window
             bases.device_weighted(args.window or device_window(n, G.r.bit_length()))
@@ -130,7 +132,7 @@ def one(args) -> dict:
 
 
 def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
-            weighted=False) -> dict:
+            weighted=False, mixed=False) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
@@ -139,6 +141,8 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, 
         cmd += ["--prepared"] + (["--checkpoint", str(checkpoint)] if checkpoint else [])
     if weighted:
         cmd += ["--weighted"]
+    if mixed:
+        cmd += ["--mixed"]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -176,6 +180,10 @@ def main(argv=None) -> int:
     ap.add_argument("--weighted", action="store_true",
                     help="--device cuda: also time the device program on the bases' weighted table "
                          "(MSMConfig.weighted; the table made apart, in prepare_s)")
+    ap.add_argument("--mixed", action="store_true",
+                    help="--device cuda: also time the device program on prepared bases kept affine "
+                         "(MSMConfig.mixed: mixed additions in the first accumulation round), and on "
+                         "their affine weighted table with --weighted")
     ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
     ap.add_argument("--keep-going", action="store_true",
                     help="a configuration that fails is reported and skipped (the others still run)")
@@ -187,8 +195,8 @@ def main(argv=None) -> int:
     ap.add_argument("--save", default="msm")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
-    if args.weighted and args.device != "cuda":
-        ap.error("--weighted: the device program's table (--device cuda)")
+    if (args.weighted or args.mixed) and args.device != "cuda":
+        ap.error("--weighted, --mixed: the device program's bases (--device cuda)")
     if args.one:
         print(json.dumps(one(args)))
         return 0
@@ -213,15 +221,19 @@ def main(argv=None) -> int:
         op = ("g1" if group.endswith("g1") else "g2") + "_msm"
         for ls in [int(x) for x in args.log_sizes.split(",")]:
             for kind in args.kinds.split(","):
-                variants = [(False, False)] + [(True, False)] * args.prepared + [(False, True)] * args.weighted
-                for prepared, weighted in variants:
+                variants = [(False, False, False)] + [(True, False, False)] * args.prepared + \
+                    [(False, True, False)] * args.weighted + [(True, False, True)] * args.mixed + \
+                    [(False, True, True)] * (args.weighted and args.mixed)
+                for prepared, weighted, mixed in variants:
+                    label = ("weighted" if weighted else "prepared" if prepared else "") + \
+                        ("_mixed" if mixed else "")
                     try:
                         r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
-                                    args.checkpoint, args.device, weighted)
+                                    args.checkpoint, args.device, weighted, mixed)
                     except RuntimeError as e:
                         if not args.keep_going:
                             raise
-                        print(f"{group} 2^{ls} {kind}{' weighted' if weighted else ' prepared' if prepared else ''}"
+                        print(f"{group} 2^{ls} {kind} {label}"
                               f" FAILED: {str(e).strip().splitlines()[-1] if str(e).strip() else e}", flush=True)
                         continue
                     n = r["n"]
@@ -235,14 +247,13 @@ def main(argv=None) -> int:
                     if prepared or weighted:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)
-                    name = op + ("_sparse" if kind == "sparse" else "") + \
-                        ("_weighted" if weighted else "_prepared" if prepared else "")
+                    name = op + ("_sparse" if kind == "sparse" else "") + (f"_{label}" if label else "")
                     rows.append(make_row("zktensor", name, PEER_CURVE[curve], n, args.threads, r["median_s"],
                                          r["min_s"], strategy=f"c={r['window']}",
                                          target="cpu" if args.device == "cpu" else "cuda-triton",
                                          runs=r["clean"], extra=extra))
                     ratio_txt = " ".join(f"{s}: {v:.2f}x" for s, v in ratios.items())
-                    line = (f"{group:14s} {r['arith']:5s} 2^{ls:<3d} {kind:6s}{' weighted' if weighted else ' prepared' if prepared else '':9s} "
+                    line = (f"{group:14s} {r['arith']:5s} 2^{ls:<3d} {kind:6s} {label:15s} "
                             f"{r['median_s'] * 1e3:9.1f} ms (cpu {r['cpu_s'] * 1e3:8.1f} ms, "
                             f"clean {r['clean']}/{r['tried']})  c={r['window']!s:<2} "
                             f"peak {r['peak_rss_bytes'] / 2**20:7.1f} MiB  {ratio_txt}")

@@ -26,7 +26,9 @@
 # GPU_TEST_SECONDS (300) bounds one test; GPU_TESTS_K is a pytest -k filter; GPU_STRATEGIES
 # (int32,fp64) are the arithmetic strategies the msm and ntt steps time (msm_<strategy>.json);
 # GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; GPU_WEIGHTED (1) also times
-# and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination); ZKTENSOR_STRATEGY picks the proofs' strategy
+# and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination),
+# GPU_MIXED (1) each on affine bases (MSMConfig.mixed: mixed additions in the first
+# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy
 # (default int32 on CUDA). No node there: bench.groth16 writes its circuits from Python
 # (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records why
 # the snarkjs/rapidsnark rows are missing.
@@ -191,7 +193,7 @@ for step in $STEPS; do
             msm=(env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda --keep-going
                  --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}"
                  --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense
-                 $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted))
+                 $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted) $([ "${GPU_MIXED:-1}" = 1 ] && echo --mixed))
             # (the pass at the first size only: the sizes launch nearly the same specializations,
             # bench/results/gpu/h200_2026-11-26b.md, and a pass costs about what the run does;
             # GPU_PASS_SIZES overrides; a kernel it misses is compiled by the run, outside its
@@ -203,10 +205,12 @@ for step in $STEPS; do
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
         for s in ${GPU_STRATEGIES//,/ }; do
-            for v in plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted); do
+            vs="plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted)"
+            [ "${GPU_MIXED:-1}" = 1 ] && vs="$vs $(for v in $vs; do echo "$v-mixed"; done)"
+            for v in $vs; do
                 run_step "profile-$s-$v" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
                     --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_${s}_$v.json" \
-                    $([ "$v" = weighted ] && echo --weighted)
+                    $(case "$v" in weighted*) echo --weighted ;; esac) $(case "$v" in *mixed) echo --mixed ;; esac)
             done
         done ;;
     ntt)

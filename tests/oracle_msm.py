@@ -42,18 +42,25 @@ def _scalar_rows(GS, scalars) -> list[list[int]]:
 
 
 def _components(GS, data: torch.Tensor) -> list[list[int]]:
-    """Standard-form Python ints of point data (L, K, m): per point its K components."""
+    """Standard-form Python ints of point data (L, K, m) (affine: (L, 2·degree, m)): per
+    point its components."""
     q, L = GS.params.p, GS.L
     rinv = pow(2, -32 * L, q)
-    words = data.reshape(L, GS.K, -1).numpy().astype(np.uint32).transpose(2, 1, 0)
+    words = data.reshape(L, data.shape[1], -1).numpy().astype(np.uint32).transpose(2, 1, 0)
     return [[int.from_bytes(c.tobytes(), "little") * rinv % q for c in pt] for pt in words]
 
 
-def _affine(GS, data) -> list:
-    """XYZZ point data (L, K, m) as affine points of the oracle (x = X/ZZ, y = Y/ZZZ)."""
+def _affine(GS, points) -> list:
+    """The device program's bases as affine points of the oracle: XYZZ data (L, K, m) (x =
+    X/ZZ, y = Y/ZZZ), or `device.AffinePoints` (all-zero words: the identity)."""
     g, d = group_record(GS.name), GS.degree
     out = []
-    for c in _components(GS, data):
+    if isinstance(points, device.AffinePoints):
+        for c in _components(GS, points.data):
+            x, y = (c[0], c[1]) if d == 1 else (tuple(c[:2]), tuple(c[2:]))
+            out.append(None if not any(c) else (x, y))
+        return out
+    for c in _components(GS, points.data):
         parts = [c[j * d:(j + 1) * d] for j in range(4)]
         X, Y, ZZ, ZZZ = (part[0] if d == 1 else tuple(part) for part in parts)
         zero = O._zero(g)
@@ -87,7 +94,7 @@ def install(monkeypatch) -> list:
         out = real(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted)
         with _unguarded():
             rows = _scalar_rows(GS, scalars)
-            pts = _affine(GS, points.data)
+            pts = _affine(GS, points)
             g = group_record(GS.name)
             out.data.copy_(_xyzz(GS, [O.msm(g, pts, row) for row in rows]))
         calls.append((GS.name, points.shape[0], len(rows)))

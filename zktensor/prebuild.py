@@ -127,6 +127,8 @@ def on_host():
             if isinstance(scalars, np.ndarray):         # (B, n, Lr) words
                 B, n = scalars.shape[:2]
                 scalars = GS.Fr.from_bytes(np.ascontiguousarray(scalars).tobytes()).reshape(B, n)   # 32-bit words
+            if isinstance(points, device.AffinePoints):
+                points = points.points()
             sums = zt.msm(scalars, points)
         out.data.copy_(sums.data.reshape(out.data.shape))
         return out
@@ -198,6 +200,8 @@ def msm_ops(curve: str, progress) -> None:
         G.tensor([G.params.generator, None])
         zt.msm(k, P).to_affine()
         zt.msm(k, zt.msm_prepare(P))
+        # affine bases and their affine weighted table (MSMConfig.mixed: bench.msm --mixed)
+        zt.msm(k, zt.msm_prepare(P, config=zt.MSMConfig(mixed=True)), zt.MSMConfig(mixed=True, weighted=True))
         zt.msm([[1, 2, 3, 4], [0, 0, 1, 5]], P)
         # the weighted table's doublings (MSMConfig.weighted: bench.msm --weighted): double_n
         # fuses runs of 2^j <= max_chain doublings, and 2·max_chain - 1 of them take every run

@@ -29,7 +29,7 @@ from tests.oracle_msm import install as install_oracle_msm
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
 from zktensor.kernels import point_formulas as pts_mod
-from zktensor.kernels import msm_ec, msm_triton
+from zktensor.kernels import msm_device, msm_ec, msm_triton
 from zktensor.ops.msm import MSMConfig, device, scalars as msm_scalars
 from zktensor.ops.msm.model import n_windows
 from zktensor.runtime import counters
@@ -127,6 +127,68 @@ def test_weighted_table_exact_no_sync(name):
     assert st["buckets"] == 2 * (1 << (C - 1))                  # 2 batch rows, one row of buckets each
     assert guard.launches <= MAX_LAUNCHES and c.syncs == 0 and c.launches == guard.launches
     assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
+
+
+@pytest.mark.parametrize("name,segment", [("bn254.g1", 2), ("bn254.g1", 16), pytest.param("bn254.g2", 16, marks=pytest.mark.slow)]
+                         + [pytest.param(n, s, marks=INTERPRETED_MINUTES) for n, s in
+                            (("bn254.g2", 2), ("bls12_381.g1", 16), ("bls12_381.g2", 16), ("mnt4753.g1", 16))])
+def test_mixed_bases_exact_no_sync(name, segment):
+    """Affine bases (`AffinePoints`, MSMConfig.mixed): the first round adds them with
+    `mstep` (madd-2008-s), the later ones add segment sums as before. The bases and scalars
+    of test_small_scalars_exact_no_sync; segments of 16 put a whole bucket in one lane, so
+    P + P, P + (-P), an identity base and an identity accumulator all meet the mixed
+    addition (segments of 2: three rounds). The oracle's sums, no host read, the same
+    launches as XYZZ bases, and the affine kernel in the first round only."""
+    g, pts, ks = _edge_case(name, 8, bits=8)
+    ks2 = [(k * 7 + 3) % 256 for k in ks]
+    G = zt.group(name)
+    A = device.AffinePoints.of(G.tensor(pts))
+    K = G.Fr.tensor([ks, ks2])
+    st = {}
+    with zt.config(target="triton"):
+        with SyncGuard() as guard, counters.record() as c:
+            res = device.device_msm(G, K, A, MSMConfig(window=3, segment=segment), st, bits=8)
+    assert st["mixed"] and c.syncs == 0 and c.launches == guard.launches
+    assert guard.triton_launches == 1 + st["rounds"] + len(st["reduce_levels"]) + 1
+    accumulations = [k for k in guard.kernels if "accumulate" in k]
+    assert accumulations[0] == "accumulate_affine" and set(accumulations[1:]) <= {"accumulate"}, guard.kernels
+    assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=INTERPRETED_MINUTES)])
+def test_mixed_weighted_table_exact_no_sync(name):
+    """An affine weighted table (`AffinePoints.of(weighted_points(...))`, what
+    `MSMBases.device_weighted` makes with MSMConfig.mixed): 2^(C·t)·P_i at column t·n + i,
+    the identity as zero words; the device program over it gives the oracle's sums."""
+    g, pts, ks = _edge_case(name, 8, bits=8)
+    G = zt.group(name)
+    C, W = 3, 3
+    with zt.config(target="triton"):
+        table = device.AffinePoints.of(device.weighted_points(G, G.tensor(pts), C, W))
+        A, K, st = device.AffinePoints.of(G.tensor(pts)), G.Fr.tensor([ks]), {}
+        with SyncGuard(), counters.record() as c:
+            res = device.device_msm(G, K, A, MSMConfig(window=C, segment=4), st, bits=8, weighted=lambda w: table)
+    assert table.points().to_affine() == [None if p is None else O.mul(g, p, 1 << (C * t))
+                                          for t in range(W) for p in pts]
+    assert st["weighted"] and st["mixed"] and c.syncs == 0
+    assert res.to_affine() == [O.msm(g, pts, ks)]
+
+
+def test_affine_points():
+    """AffinePoints: (L, 2·degree, n) words, zero at the identity, back to the same XYZZ
+    points; a wrong shape is refused by name."""
+    name = "bn254.g2"
+    g = group_record(name)
+    pts = list(oracle_points(name, 5))
+    pts[2] = None
+    G = zt.group(name)
+    P = G.tensor(pts).double()                   # ZZ != 1: the conversion normalises
+    A = device.AffinePoints.of(P)
+    assert A.shape == (5,) and tuple(A.data.shape) == (G.L, 4, 5)
+    assert not A.data[:, :, 2].any() and all(A.data[:, :, i].any() for i in (0, 1, 3, 4))
+    assert A.points().to_affine() == [None if p is None else O.add(g, p, p) for p in pts]
+    with pytest.raises(ValueError, match=r"bn254.g2: affine bases are \(8, 4, n\) words"):
+        device.AffinePoints(G, P.data)
 
 
 def test_weighted_table_too_small():
@@ -282,7 +344,6 @@ def _aot(name, strategy, kernel):
     the signature it is launched with (every size a runtime argument), at MSMConfig's block
     and the warps it launches with."""
     from zktensor.runtime import aot
-    from zktensor.kernels import msm_device
     block = MSMConfig().block
     fn = getattr(msm_device.module(zt.group(name), strategy, "cuda", interpret=False), kernel)
     sig, const = msm_device.aot_signature(fn, block)
@@ -294,10 +355,10 @@ def _aot(name, strategy, kernel):
 # times longer; BLS12-381 G2 and MNT4-753 G1 spill, a stated gap). `bench/sass_report.py
 # --proof-kernels` records BN254's with registers, spills and cold compile seconds.
 AOT_GROUPS = ("bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2", "mnt4753.g1")
-AOT_DEVICE = [pytest.param(g, k, s, id=f"{g}-{k}-{s}") for g in AOT_GROUPS for k in ("accumulate", "chain")
+AOT_DEVICE = [pytest.param(g, k, s, id=f"{g}-{k}-{s}") for g in AOT_GROUPS for k in msm_device.KERNELS
               for s in ("int32", "fp64") if g == "bn254.g1" or os.environ.get("ZKTENSOR_AOT_ALL") == "1"]
-# the accumulation, whose work grows with n, compiles without spills for these (int32)
-SPILL_FREE = {("bn254.g1", "accumulate", "int32")}
+# the accumulations, whose work grows with n, compile without spills for these (int32)
+SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g1", "accumulate_affine", "int32")}
 
 
 @pytest.mark.parametrize("name,kernel,strategy", AOT_DEVICE)
@@ -328,6 +389,41 @@ def test_cpu_target_reports_counts():
     res = zt.msm(ks, G.tensor(pts), MSMConfig(window=4), stats=st)
     assert res.to_affine() == O.msm(g, pts, ks)
     assert st["kernels"] > 0 and st["launches"] >= st["kernels"] and st["syncs"] >= 0
+
+
+def test_mixed_config_on_prepared_bases(monkeypatch):
+    """MSMConfig(mixed=True) with msm_prepare on the Triton target: the bases are kept affine
+    (half the words of XYZZ, the only copy), msm and msm_many over them and over part of
+    them pass `AffinePoints` to the device program, and the weighted table is made from
+    them and kept affine. The kernels are the oracle's stand-in (tests/oracle_msm.py),
+    reading the affine bases, and the table's doublings a stand-in's copies; the affine
+    kernels and a real table: test_mixed_bases_exact_no_sync, test_mixed_weighted_table_exact_no_sync."""
+    install_oracle_msm(monkeypatch)
+    made = []           # the weighted table's doublings take minutes interpreted: a stand-in
+    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W: made.append((C, W)) or
+                        zt.PointTensor(GS, P.data.repeat(1, 1, W)))
+    given = []
+    real = device.device_msm
+    monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None:
+                        given.append(type(pt)) or real(GS, sc, pt, cfg, stats, bits=bits, weighted=weighted))
+    name = "bn254.g1"
+    g, pts, ks = _edge_case(name, 16)
+    G = zt.group(name)
+    K = G.Fr.tensor(ks)
+    with zt.config(target="triton"):
+        plain = zt.msm_prepare(G.tensor(pts), config=MSMConfig(window=8)).memory_bytes()
+        bases = zt.msm_prepare(G.tensor(pts), config=MSMConfig(window=8, mixed=True))
+        assert bases.memory_bytes() * 2 == plain and isinstance(bases.device_bases(), device.AffinePoints)
+        st = {}
+        one = zt.msm(K, bases, stats=st)
+        many = zt.msm_many([(K, 0), (G.Fr.tensor(ks[8:]), 8)], bases)
+        table = bases.device_weighted(8)
+    assert given == [device.AffinePoints] * 2
+    W = n_windows(G.r.bit_length(), 8)
+    assert made == [(8, W)] and isinstance(table, device.AffinePoints) and table.shape == (W * 16,)
+    assert table.points().to_affine() == pts * W             # the stand-in's copies, made affine
+    assert one.to_affine() == O.msm(g, pts, ks)
+    assert many.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts[8:], ks[8:])]
 
 
 @pytest.mark.parametrize("kernels", ["oracle", pytest.param("interpreted", marks=INTERPRETED_MINUTES)])

@@ -4,7 +4,8 @@ The fp64 strategy (52-bit limbs in doubles, products split by fused multiply-add
 the alternative to int32 that a GPU measurement decides between (ARCHITECTURE.md, "Data layout"); both must
 be bit-exact. Here every kernel of the device MSM (from_mont of the scalars, the
 accumulation rounds, the chain kernel as bucket reduction, window sums and combination)
-runs with fp64 under the Triton interpreter, for every group, on a batch of two MSMs with
+runs with fp64 under the Triton interpreter, for every group (and affine bases' mixed
+additions), on a batch of two MSMs with
 every exceptional addition (the identity, P + P, P + (-P), scalars 0, 1 and repeats),
 against the Python-int oracle, with no host read (tests/guard.py). sm_90a compilation of
 the same kernels with fp64: tests/ec/test_msm_device.py::test_aot_sm90a (BN254 G1; every
@@ -21,17 +22,15 @@ from zktensor.algebra.curves import group as group_record
 from zktensor.ops.msm import MSMConfig, device
 
 
-def _group(name, in_ci=True):
-    """BN254's groups in CI; BLS12-381's and MNT4-753's (12- and 24-word fields, interpreted
-    several times slower) with ZKTENSOR_INTERPRET_ALL=1 (tests/gpu runs BN254 and BLS12-381
-    on a GPU)."""
-    return name if in_ci else pytest.param(name, marks=INTERPRETED_MINUTES)
-
-
+# BN254's groups in CI; BLS12-381's and MNT4-753's (12- and 24-word fields, interpreted several
+# times slower) with ZKTENSOR_INTERPRET_ALL=1 (tests/gpu runs BN254 and BLS12-381 on a GPU)
 @pytest.mark.slow        # minutes: every point formula of the MSM interpreted
-@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2", _group("bls12_381.g1", False), _group("bls12_381.g2", False),
-                                  _group("mnt4753.g1", False)])
-def test_device_msm_fp64_exact(name):
+@pytest.mark.parametrize("name,affine", [("bn254.g1", False), ("bn254.g1", True), ("bn254.g2", False)] + [
+    pytest.param(n, a, marks=INTERPRETED_MINUTES) for n, a in (("bn254.g2", True), ("bls12_381.g1", False),
+                                                               ("bls12_381.g2", False), ("mnt4753.g1", False))])
+def test_device_msm_fp64_exact(name, affine):
+    """`affine`: the bases as `device.AffinePoints` (MSMConfig.mixed), the first round's
+    mixed additions in fp64 too."""
     g = group_record(name)
     pts = list(oracle_points(name, 8))
     pts[1], pts[3], pts[5] = None, pts[2], O.neg(g, pts[4])
@@ -40,6 +39,8 @@ def test_device_msm_fp64_exact(name):
     ks2 = [(k * 5 + 1) % 256 for k in ks]
     G = zt.group(name)
     P, K = G.tensor(pts), G.Fr.tensor([ks, ks2])
+    if affine:
+        P = device.AffinePoints.of(P)
     st = {}
     with zt.config(target="triton", strategy="fp64"):
         with SyncGuard() as guard:

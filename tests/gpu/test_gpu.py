@@ -118,6 +118,9 @@ def check_msm(name, strategy, device):
         k = G.Fr.tensor(ks, device=device)
         assert zt.msm(k, P).to_affine() == want
         assert zt.msm(k, zt.msm_prepare(P)).to_affine() == want
+        mixed = zt.msm_prepare(P, config=zt.MSMConfig(mixed=True))       # affine bases, mixed additions
+        assert zt.msm(k, mixed).to_affine() == want
+        assert zt.msm(k, mixed, zt.MSMConfig(mixed=True, weighted=True)).to_affine() == want
 
 
 def _fixtures():

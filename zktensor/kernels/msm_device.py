@@ -10,6 +10,10 @@ are pasted into one module with the kernels below:
               addition's finish on P's representative (4X, 8Y, 4ZZ, 8ZZZ) with U1 = X' - Y',
               S1 = Y' - M'/2, H = 2Y', R = M' (M' = 3X'^2 + a·ZZ'^2)
     neg_fn    -P
+    mprod_fn  H and R of madd-2008-s, P in XYZZ plus an affine Q: the products that remain
+              when ZZ2 = ZZZ2 = 1 (2M against prod_fn's 6M), the other four of the six
+              coordinates being P's own
+    cneg_fn   -y of a coordinate (an affine -Q is (x, -y))
 
 so a kernel holds one instance of the finish whether it adds or doubles. Each program is
 fused into one device function whatever the group's `triton_cuts` say: those cut the
@@ -24,6 +28,9 @@ some lane of the block needs them), the identity (P = -Q) and the other operand 
 identity operand, ZZ = 0). Values are canonical (< p), so a component is zero exactly when
 its words are.
 
+`mstep` is the same complete addition with an affine second operand, its identity all-zero
+words ((0, 0) lies on none of the curves: their b is nonzero).
+
 A point is K = 4·degree components of L words (X, Y, ZZ, ZZZ, each an Fq2 pair for G2),
 held as K·L uint32 tensors of [BLOCK] lanes; in memory a point array is int32 with a
 column stride, a word stride and a component stride (`PointTensor` data (L, K, n):
@@ -34,6 +41,9 @@ column stride, a word stride and a component stride (`PointTensor` data (L, K, n
                         lanes of bucket b are seg_end[b-1] .. seg_end[b]-1; entries are
                         the sorted digits (indirect: entry e is base order[e] % n, negated
                         where its digit is < 0) or the previous round's segment sums
+    accumulate_affine[lanes]  the same over affine bases (L, 2·degree, n) with `mstep`: the
+                        first round of `MSMConfig.mixed` (half the words a base to read, and
+                        8M + 2S an addition against add-2008-s's 12M + 2S)
     chain[lanes]        lane i keeps a running sum r and an accumulator a: n_run steps
                         r += x_k; a += r for k = M-1 .. 0, x_k = src[run_off + i·M + k]
                         (so a = sum_k (k+1)·x_k; without the last a += r, last_a = 0:
@@ -64,8 +74,8 @@ from .elementwise import get_program
 from ..runtime.triton_modules import load_triton_module
 from .msm_triton import ADD_PARTS, _join_words, _split_words
 
-TEMPLATE_VERSION = "2"
-KERNELS = ("accumulate", "chain")
+TEMPLATE_VERSION = "3"
+KERNELS = ("accumulate", "accumulate_affine", "chain")
 
 
 def f_double_inputs(P):
@@ -90,12 +100,26 @@ def _f_neg(P):
     return -P
 
 
+def f_mixed_products(P, Q):
+    """H and R of madd-2008-s for P in XYZZ and Q affine (ZZ2 = ZZZ2 = 1, so U1 = X1 and
+    S1 = Y1): the other four of the finish's six coordinates are P's own (X1, Y1, ZZ1, ZZZ1)."""
+    X1, Y1, ZZ1, ZZZ1 = P.coords()
+    x2, y2 = Q.coords()
+    return x2 * ZZ1 - X1, y2 * ZZZ1 - Y1
+
+
+def _f_coord_neg(y):
+    return -y
+
+
 def _programs():
     (_, k_prod, f_prod), (_, k_fin, f_fin) = ADD_PARTS
     return (("prod", "add_products", ("xyzz", "xyzz"), f_prod),
             ("fin", "add_finish", ("coord",) * 6, f_fin),
             ("dblin", "double_inputs", ("xyzz",), f_double_inputs),
-            ("neg", "neg", ("xyzz",), _f_neg))
+            ("neg", "neg", ("xyzz",), _f_neg),
+            ("mprod", "mixed_products", ("xyzz", "affine"), f_mixed_products),
+            ("cneg", "coord_neg", ("coord",), _f_coord_neg))
 
 
 def device_function(compiled, name: str) -> tuple[str, list[int], int]:
@@ -209,6 +233,56 @@ def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
               f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
               "    return " + ", ".join(f"tl.where(aid, tl.full([], {ident[i]}, tl.uint32), {a[i]})"
                                       for i in range(K * L)), ""]
+    return "\n".join(lines) + "\n" + _mixed_helpers(S, ident, fns)
+
+
+def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
+    """`mstep`: the complete addition P + Q of an XYZZ P and an affine Q (all-zero words: the
+    identity), madd-2008-s's products (`mprod_fn`: H, R) and the shared finish, with the same
+    per-lane choices as `pstep`; `pnegy`: -Q of an affine Q (x, -y)."""
+    K, L, d = S.K, S.L, S.d
+    a, b = S.names("a"), S.names("b", 2 * d)
+    u = [S.comp("a", k) for k in range(2 * d)] + \
+        [[f"f{fns['mprod']['map'][q]}_{j}" for j in range(L)] for q in range(2 * d)] + \
+        [S.comp("a", k) for k in range(2 * d, 4 * d)]             # (U1, S1, H, R, ZZ12, ZZZ12)
+    lines = ["@triton.jit", f"def mstep({', '.join(a + b)}):",
+             f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
+             f"    bid = {_zero(b)}",
+             f"    {_results(S, 'f', fns['mprod'])}mprod_fn({', '.join(a + b)})"]
+    lines += [f"    {', '.join(S.comp('u', q))} = {', '.join(u[q])}" for q in range(6 * d)]
+    lines += [f"    hz = {_zero(S.comps('u', range(2 * d, 3 * d)))}",
+              f"    rz = {_zero(S.comps('u', range(3 * d, 4 * d)))}",
+              "    both = (aid == 0) & (bid == 0)",
+              "    same = hz & rz & both",
+              "    opp = hz & (rz == 0) & both",
+              "    if tl.reduce(same.to(tl.int32), 0, _any) > 0:",
+              f"        {_results(S, 'g', fns['dblin'])}dblin_fn({', '.join(a)})"]
+    for q in range(6 * d):
+        for j in range(L):
+            lines.append(f"        u{q}_{j} = tl.where(same, g{fns['dblin']['map'][q]}_{j}, u{q}_{j})")
+    # Q lifted to XYZZ (ZZ = ZZZ = 1), or the identity as stored: what an identity P gives
+    lines.append("    keep = aid | bid")
+    for k in range(K):
+        for j in range(L):
+            i = k * L + j
+            one = ident[(k % d) * L + j]                 # 1 of Fq (Fq2: (1, 0)), Montgomery form
+            lift = b[i] if k < 2 * d else f"tl.full([], {one}, tl.uint32)"
+            zero_id = f"tl.full([], {ident[i]}, tl.uint32)"
+            lines.append(f"    k{i} = tl.where(aid, tl.where(bid, {zero_id}, {lift}), {a[i]})")
+    lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(S.names('u', 6 * d))})")
+    outs = []
+    for k in range(K):
+        for j in range(L):
+            i = k * L + j
+            sw = f"x{fns['fin']['map'][k]}_{j}"
+            lines.append(f"    o{i} = tl.where(keep, k{i}, tl.where(opp, tl.full([], {ident[i]}, tl.uint32), {sw}))")
+            outs.append(f"o{i}")
+    lines += [f"    return {', '.join(outs)}", ""]
+    ys = S.comps("b", range(d, 2 * d))
+    lines += ["@triton.jit", f"def pnegy({', '.join(b)}):",
+              f"    {', '.join(S.names('n', fns['cneg']['n']))} = cneg_fn({', '.join(ys)})",
+              "    return " + ", ".join(S.comps("b", range(d)) +
+                                      [f"n{fns['cneg']['map'][q]}_{j}" for q in range(d) for j in range(L)]), ""]
     return "\n".join(lines) + "\n"
 
 
@@ -276,11 +350,11 @@ def _ints(*names: str) -> list[str]:
     return [f"{n}: tl.int64" for n in names]
 
 
-def kernels_source(S: Shape, ident: list[int]) -> str:
-    L = []
-    # -- accumulate ------------------------------------------------------------------------
-    L += _kernel_head("accumulate", _arr("src") + ["order", "digits"] + _ints("n_points") + ["seg_end", "start"]
-                      + _arr("out") + _ints("n_lanes", "NB", "log_nb", "S", "indirect"))
+def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]:
+    """The accumulation kernel; `mixed`: its entries are affine bases (`src` (L, 2·degree,
+    n), all-zero words at the identity), added by `mstep`."""
+    L = _kernel_head(name, _arr("src") + ["order", "digits"] + _ints("n_points") + ["seg_end", "start"]
+                     + _arr("out") + _ints("n_lanes", "NB", "log_nb", "S", "indirect"))
     L += ["    j = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = j < n_lanes",
           "    ind = indirect != 0",
@@ -310,12 +384,23 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
           "        o = tl.load(order + e, mask=mi, other=0)",
           "        col = tl.where(ind, o % n_points, e)",
           "        neg = tl.load(digits + o, mask=mi, other=0) < 0"]
-    _load(S, "p", "src", "col", "m", L, "        ")
-    L.append("        " + _call("pneg", S, "q", "p"))
-    L += _select(S, "p", "neg", "q", "p", "        ")
-    L.append(f"        {', '.join(S.names('c'))} = pstep({', '.join(S.names('c') + S.names('p'))}, True)")
+    SP = Shape(2 * S.d, S.L, S.d) if mixed else S          # an entry's words
+    _load(SP, "p", "src", "col", "m", L, "        ")
+    L.append("        " + _call("pnegy" if mixed else "pneg", SP, "q", "p"))
+    L += _select(SP, "p", "neg", "q", "p", "        ")
+    step = "mstep(" if mixed else "pstep("
+    L.append(f"        {', '.join(S.names('c'))} = {step}{', '.join(S.names('c') + SP.names('p'))}"
+             + ("" if mixed else ", True") + ")")
     _store(S, "c", "out", "j", "live", L)
     L.append("")
+    return L
+
+
+def kernels_source(S: Shape, ident: list[int]) -> str:
+    L = []
+    # -- accumulate: XYZZ entries (bases or a round's segment sums), affine bases ----------
+    L += _accumulate(S, ident, "accumulate", mixed=False)
+    L += _accumulate(S, ident, "accumulate_affine", mixed=True)
     # -- chain -----------------------------------------------------------------------------
     L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "last_a", "M2",
                                                              "add_off", "n_groups", "d0", "d", "r_off", "a_off"))

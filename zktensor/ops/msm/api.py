@@ -129,7 +129,7 @@ def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTe
         if k:                                               # ints are host data: uploaded once
             words[:, j, off - lo:off - lo + k] = from_mont(Fr, sc.data) if isinstance(sc, FieldTensor) else \
                 torch.from_numpy(sc[0].view("<i4").T.copy()).to(dev)
-    pts = PointTensor(GS, bases.device_points[:, :, lo:hi])
+    pts = bases.device_bases(lo, hi)
     # the weighted table's windows are whole copies of the bases: jobs over a part of them
     # run the plain program
     weighted = bases.device_weighted if cfg.weighted and (lo, hi) == (0, bases.n) else None
@@ -276,7 +276,7 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     weighted = None
     if bases is not None and bases.device_points is not None:
         weighted = bases.device_weighted if cfg.weighted else None
-        points, bases = PointTensor(GS, bases.device_points), None
+        points, bases = bases.device_bases(), None
     if n and isinstance(scalars, FieldTensor) and device.on_device(points.device):
         return _on_device(GS, scalars, points, cfg, stats, weighted)
     words = scalar_words(GS, scalars)

@@ -15,6 +15,7 @@ from ...tensor import FieldTensor
 
 from .model import MSMConfig, auto_strategy, choose_chunks, choose_window, check_window, n_windows
 from .offsets import bucket_offsets
+from .device import AffinePoints
 
 
 class MSMBases:
@@ -26,10 +27,12 @@ class MSMBases:
     from `POINT_MAJOR_FROM`), the copy made once here instead of in every MSM
     (`msm_tree.point_major`).
 
-    On the Triton target (`resident`) the bases stay as they are, XYZZ on the device
-    (`device_points`), and every MSM against them is the device program (`device`)."""
+    On the Triton target (`resident`) the bases stay on the device (`device_points`: XYZZ as
+    given, or `device.AffinePoints` with MSMConfig.mixed), and every MSM against them is the
+    device program (`device`)."""
 
     device_points = None
+    affine = False              # device_points in affine coordinates (`device.AffinePoints`)
     _weighted = None            # (C, the device bases' weighted table for windows of C bits)
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
@@ -56,7 +59,8 @@ class MSMBases:
     @classmethod
     def resident(cls, GS: GroupSpace, points: PointTensor, window: int, config: MSMConfig) -> "MSMBases":
         """Bases for the device program: the points' own data, no table (nothing is read
-        back to build one)."""
+        back to build one); with config.mixed their affine form (a batch inversion, here
+        rather than in every MSM)."""
         self = cls.__new__(cls)
         self.G, self.window, self.config = GS, window, config
         self.n = points.shape[0]
@@ -65,20 +69,32 @@ class MSMBases:
         self.base_inf = self.tinf = self.table = self.rows = None
         self.offset_total = 0
         self.device = points.device
-        self.device_points = points.data.contiguous()
+        self.affine = config.mixed
+        self.device_points = AffinePoints.of(points).data if self.affine else points.data.contiguous()
         return self
 
     def __len__(self):
         return self.n
 
-    def device_weighted(self, C: int) -> PointTensor:
-        """The device bases' weighted table for windows of C bits (`device.weighted_points`),
-        made at the first call for C and kept; one C at a time (each is W copies of the bases)."""
+    def device_bases(self, lo: int = 0, hi: int | None = None):
+        """Bases lo..hi-1 as the device program takes them: a PointTensor (XYZZ) or, with
+        config.mixed, `device.AffinePoints`."""
+        data = self.device_points[:, :, lo:hi]
+        return AffinePoints(self.G, data) if self.affine else PointTensor(self.G, data)
+
+    def device_weighted(self, C: int):
+        """The device bases' weighted table for windows of C bits (`device.weighted_points`;
+        affine with config.mixed, one batch inversion more), made at the first call for C
+        and kept; one C at a time (each is W copies of the bases)."""
         from .device import weighted_points
         if self._weighted is None or self._weighted[0] != C:
             self._weighted = None               # the old table goes before the new one is made
-            self._weighted = (C, weighted_points(self.G, PointTensor(self.G, self.device_points), C,
-                                                 n_windows(self.G.r.bit_length(), C)))
+            W = n_windows(self.G.r.bit_length(), C)
+            if self.affine:
+                table = weighted_points(self.G, self.device_bases().points(), C, W)
+                self._weighted = (C, AffinePoints.of(table))
+            else:
+                self._weighted = (C, weighted_points(self.G, self.device_bases(), C, W))
         return self._weighted[1]
 
     def memory_bytes(self) -> int:

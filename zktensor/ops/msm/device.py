@@ -129,6 +129,37 @@ def msm_device_warps(block: int) -> int:
     return num_warps(block)
 
 
+class AffinePoints:
+    """Bases on the device in affine coordinates (`MSMConfig.mixed`): xy (L, 2·degree, n),
+    Montgomery form, all-zero words at the identity ((0, 0) lies on none of the curves, whose
+    b is nonzero). The first accumulation round adds them with mixed additions."""
+
+    def __init__(self, G, xy: torch.Tensor):
+        if xy.dim() != 3 or xy.shape[:2] != (G.L, 2 * G.degree):
+            raise ValueError(f"{G.name}: affine bases are ({G.L}, {2 * G.degree}, n) words, got {tuple(xy.shape)}")
+        self.G, self.data = G, xy
+
+    @classmethod
+    def of(cls, points: PointTensor) -> "AffinePoints":
+        """The affine form of 1-D XYZZ points (one batch inversion, and host reads: made
+        once, with the bases, not in an MSM)."""
+        xy, _ = points.affine()                  # zero at the identity
+        return cls(points.G, xy.contiguous())
+
+    @property
+    def shape(self) -> tuple:
+        return (self.data.shape[2],)
+
+    @property
+    def device(self):
+        return self.data.device
+
+    def points(self) -> PointTensor:
+        """The same points in XYZZ."""
+        inf = (self.data == 0).all(dim=1).all(dim=0)
+        return self.G.from_affine(self.data, inf, check=False)
+
+
 def weighted_points(GS, points: PointTensor, C: int, W: int) -> PointTensor:
     """The weighted table of 1-D bases for the device program with windows of C bits:
     (W·n,) XYZZ points, 2^(C·t)·P_i at column t·n + i (GZKP's weighted bases, one copy a
@@ -143,12 +174,14 @@ def weighted_points(GS, points: PointTensor, C: int, W: int) -> PointTensor:
     return PointTensor(GS, out)
 
 
-def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | None = None,
+def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, stats: dict | None = None,
                bits: int | None = None, weighted=None):
     """sum_i k_i·P_i for scalars (a FieldTensor (n,) or (B, n) of the scalar field on the
     points' device, Python ints, or standard-form int32 words (Lr, B, n) on that device)
     and 1-D points, on the Triton target: a PointTensor
     of shape (B,). `bits`: scalars are below 2^bits (default: r's bits), fewer windows.
+    Points as `AffinePoints`: the first accumulation round's additions are mixed
+    (`msm_device.accumulate_affine`); the later rounds add XYZZ segment sums either way.
 
     `weighted`: a function of C giving the points' weighted table for windows of C bits
     (`weighted_points`; `MSMBases.device_weighted` keeps one). Window t's digit of scalar i
@@ -172,7 +205,7 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
         if table.shape[0] < W * n:
             raise ValueError(f"a weighted table of {table.shape[0]} points; windows of {C} bits need {W * n}")
         d = d.permute(1, 0, 2).reshape(1, B, W * n)
-        points = PointTensor(GS, table.data[:, :, :W * n])
+        points = type(table)(GS, table.data[:, :, :W * n])
         n, W = W * n, 1
     S = cfg.segment
     lay = layout(n, B, C, W, S)
@@ -195,13 +228,14 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     starts = Fn.pad(seg_end, (1, 0))                                  # round r + 1 reads round r's
     # 3: accumulation rounds
     src, d_flat = points.data, d.reshape(-1)
+    mixed = isinstance(points, AffinePoints)
     log_nb = max(1, NB.bit_length())
     for r in range(R):
         lanes = lay["lanes"][r]
         out = torch.empty((L, K, lanes), dtype=torch.int32, device=dev)
         args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
                 + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
-        _go(mod.accumulate, lanes, args, interpret, block)
+        _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block)
         src = out
     # 4: the bucket reduction, level by level (bucket (row, v) is column row·N + v - 1 of the
     # last round's output): blocks of m buckets a lane, their sums r and weighted sums a
@@ -224,7 +258,8 @@ def device_msm(GS, scalars, points: PointTensor, cfg: MSMConfig, stats: dict | N
     _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block)
     if stats is not None:
         stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
-                     reduce_levels=levels, path="device", weighted=weighted is not None)
+                     reduce_levels=levels, path="device", weighted=weighted is not None,
+                     mixed=mixed)
     return PointTensor(GS, res)
 
 

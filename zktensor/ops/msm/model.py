@@ -46,6 +46,11 @@ class MSMConfig:
                  such MSM and kept), so the windows share one row of buckets and no chain of
                  doublings combines them at the end. W times the bases' device memory; off
                  by default until a GPU measures it against the plain program.
+    mixed        Triton target, prepared bases: keep them (and their weighted table) in affine
+                 coordinates on the device, normalised once by `msm_prepare`, so the first
+                 accumulation round reads 2 of a base's 4 coordinates and adds it with mixed
+                 additions (madd-2008-s). Half the bases' device memory; off by default
+                 until a GPU measures it against the XYZZ bases.
     """
     window: int | None = None
     chunks: int | None = None
@@ -61,6 +66,7 @@ class MSMConfig:
     block: int = 64
     segment: int = 16
     weighted: bool = False
+    mixed: bool = False
 
     def __post_init__(self):
         if self.reduction not in REDUCTIONS:
