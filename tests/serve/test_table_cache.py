@@ -80,6 +80,52 @@ def test_corrupt_entry_is_reported_and_rebuilt(cache, capfd):
     assert load().tables_from == "mapped"
 
 
+def test_checked_files_skip_the_checksum_until_they_change(cache, monkeypatch, capfd):
+    """The first mapped load checks every file's crc32 and remembers each file's identity in
+    the entry's `checked`; later loads check only that the identities hold. A file damaged
+    with its modification time set back still has a new change time: checked in full,
+    reported, rebuilt."""
+    import os
+    from zktensor.groth16 import table_cache
+    load()
+    d = entry(cache)
+    files = {f.name for f in d.iterdir() if f.suffix == ".bin" and f.stat().st_size}
+    calls = []
+    real = table_cache._crcs
+    monkeypatch.setattr(table_cache, "_crcs", lambda a: calls.append(1) or real(a))
+    assert load().tables_from == "mapped" and len(calls) == len(files)
+    checked = json.loads((d / "checked").read_text())
+    assert set(checked) == files
+    calls.clear()
+    assert load().tables_from == "mapped" and not calls
+    f = d / max(files, key=lambda n: (d / n).stat().st_size)
+    st = f.stat()
+    damage(d, "flip")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    capfd.readouterr()
+    p = load()
+    assert "checksum mismatch" in capfd.readouterr().err and p.tables_from == "built"
+    assert proves(p)
+
+
+def test_key_digest_is_remembered_by_identity(tmp_path, monkeypatch):
+    """`remembered_digest`: a file's sha256, read once per identity (a key loaded again is
+    not read through); a file rewritten in place gets its new content's digest."""
+    import hashlib
+    from zktensor.groth16 import table_cache
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "k.zkey"
+    f.write_bytes(b"one key")
+    want = hashlib.sha256(b"one key").hexdigest()
+    assert table_cache.remembered_digest(f) == want
+    real = table_cache.file_digest
+    monkeypatch.setattr(table_cache, "file_digest", lambda p: pytest.fail("read again"))
+    assert table_cache.remembered_digest(f) == want
+    monkeypatch.setattr(table_cache, "file_digest", real)
+    f.write_bytes(b"another key")
+    assert table_cache.remembered_digest(f) == hashlib.sha256(b"another key").hexdigest()
+
+
 def test_off_and_zkey_objects_bypass_the_cache(cache, monkeypatch):
     from zktensor.groth16.formats import read_zkey
     from zktensor.groth16.prover import Prover

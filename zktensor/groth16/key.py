@@ -263,7 +263,7 @@ class ResidentKey:
         self._cached_fixed, self._store = {}, None
         cached = path is not None and (table_cache.enabled() if use_cache is None else use_cache)
         on_host = self.device.type == "cpu"
-        digest = timed("zkey_sha256", lambda: table_cache.file_digest(path)) if cached and on_host else None
+        digest = timed("zkey_sha256", lambda: table_cache.remembered_digest(path)) if cached and on_host else None
         # device tables are not cached (they are the key's points, uploaded): the validation is
         # remembered by itself, under the file's identity (a stat, where a sha256 of a 2^20
         # key's ~500 MB would cost about what a GPU's validation does)

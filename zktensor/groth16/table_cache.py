@@ -17,7 +17,13 @@ fingerprint hashes LAYOUT_VERSION and the source of the MSM modules that decide 
 layout, so a change there misses instead of handing the MSM a table it does not
 expect. Every file is checked against meta.json's sizes and crc32 before it is used;
 an entry that fails (truncated, flipped bits, unreadable meta) is reported on stderr,
-removed and rebuilt. Entries are written to a temporary directory and renamed into
+removed and rebuilt. A file that passed is remembered in the entry's `checked` with its
+identity (device, inode, size, modification and change times), and while that identity
+holds later loads check only the sizes: the crc32 of a 2^18 key's 2.7 GiB of tables was
+most of its load. Any change made through the file system gives the file a new change
+time, which no user can set back, so a changed file is checked in full again; what this
+gives up is catching a medium that corrupts a file beneath the file system after its
+first full check. Entries are written to a temporary directory and renamed into
 place: a reader never sees half of one. Storing an entry removes the key's entries laid
 out by other code (reported) and keeps a few of its other specs (the CLI's plain tables
 and the service's weighted ones live side by side), the most recently loaded first.
@@ -86,6 +92,33 @@ def entry_key(zkey_digest: str, specs: dict, device) -> str:
     kind = torch.device(device).type
     text = json.dumps([zkey_digest, layout_fingerprint(), specs, kind, choose(kind)[1]], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def remembered_digest(path) -> str:
+    """sha256 of a file's bytes (a .zkey, a .r1cs), remembered under the file's identity
+    (`key_check.file_identity`: path, inode, size, modification and change times) in
+    <cache root>/digests, so that a key loaded again is not read through (a 2^18 key's
+    120 MB took ~0.14 s)."""
+    from ..runtime.atomic import atomic_write
+    from ..runtime.cache import cache_root
+    from .key_check import file_identity
+    before = file_identity(path)
+    memo = cache_root() / "digests" / f"{before}.sha256"
+    try:
+        got = memo.read_text().strip()
+        if len(got) == 64:
+            return got
+    except OSError:
+        pass
+    digest = file_digest(path)
+    if file_identity(path) == before:           # not remembered for a file that changed meanwhile
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(memo, "w", encoding="utf-8") as f:
+                f.write(digest + "\n")
+        except OSError:
+            pass                                # a read-only cache only loses the memory
+    return digest
 
 
 def file_digest(path) -> str:
@@ -268,10 +301,34 @@ def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
         return None
 
 
+def _identity(path: Path) -> list:
+    st = os.stat(path)
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _checked(d: Path) -> dict:
+    """{file: identity} of the entry's files whose crc32 passed as they are (`checked`)."""
+    try:
+        got = json.loads((d / "checked").read_text())
+        return got if isinstance(got, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember_checked(d: Path, files: dict) -> None:
+    from ..runtime.atomic import atomic_write
+    try:
+        with atomic_write(d / "checked", "w", encoding="utf-8") as f:
+            json.dump(files, f)
+    except OSError:
+        pass                                    # a read-only cache checks in full every time
+
+
 def _load(d: Path, zkey_digest: str, specs: dict, device):
     from ..points import PointTensor
     kinds = _kinds()
     meta = json.loads((d / "meta.json").read_text())
+    checked, passed = _checked(d), {}
     if meta.get("zkey_sha256") != zkey_digest or meta.get("layout") != layout_fingerprint() or \
             meta.get("specs") != json.loads(json.dumps(specs)):
         raise CacheCorrupt("its meta.json names another key, layout or specs")
@@ -288,13 +345,15 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
             setattr(b, k, _scalar(v, dev))
         for attr, f in t["tensors"].items():
             path = d / f["file"]
-            size = os.path.getsize(path)
+            ident = _identity(path)
+            size = ident[2]
             if size != f["bytes"]:
                 raise CacheCorrupt(f"{f['file']}: {size} bytes, meta.json says {f['bytes']}")
             if size:
                 a = np.memmap(path, dtype=np.dtype(f["dtype"]), mode="c", shape=tuple(f["shape"]))
-                if _crcs(a) != f["crc32"]:
+                if checked.get(f["file"]) != ident and _crcs(a) != f["crc32"]:
                     raise CacheCorrupt(f"{f['file']}: checksum mismatch")
+                passed[f["file"]] = ident
             else:
                 a = np.zeros(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
             tensor = torch.from_numpy(a)
@@ -303,4 +362,6 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
                 attr, tensor = attr[:-len("@points")], PointTensor(b.G, tensor)
             setattr(b, attr, tensor)
         out[name] = b
+    if passed != checked:
+        _remember_checked(d, passed)
     return out, meta.get("validated", {})

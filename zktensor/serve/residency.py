@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 
 class _Digests:
-    """sha256 of files, remembered per (path, size, mtime, inode)."""
+    """sha256 of files, remembered per (path, size, modification and change times, inode)
+    here and across processes (`table_cache.remembered_digest`)."""
 
     def __init__(self):
         self._memo: dict[str, tuple[tuple, str]] = {}
@@ -30,13 +31,13 @@ class _Digests:
 
     def __call__(self, path: str) -> str:
         st = os.stat(path)
-        sig = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+        sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
         with self._lock:
             got = self._memo.get(path)
         if got and got[0] == sig:
             return got[1]
-        from ..groth16.table_cache import file_digest
-        d = file_digest(path)
+        from ..groth16.table_cache import remembered_digest
+        d = remembered_digest(path)
         with self._lock:
             self._memo[path] = (sig, d)
         return d
