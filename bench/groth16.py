@@ -32,7 +32,9 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client); the
   service's first proof, untimed, loads the key; peak: the client's, and the service's
   in ``service_peak_mib``;
-* the resident ``Prover`` in this process (``prove`` after one load, timed in-process).
+* the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
+* the key load of a second process (``groth16_key_load``: ``Prover(zkey, r1cs)`` timed in
+  fresh processes, imports excluded, tables mapped from the table cache).
 
 Every proof is checked with ``snarkjs groth16 verify`` (without node: zktensor's verifier). Rows go to
 bench/results/groth16.json (+ .csv; ``gpu/`` on a GPU machine) with the machine
@@ -51,7 +53,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import REPO_ROOT, cpu_cores, machine_info, row_from_timing, time_runs, write_results
+from bench.common import (REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_runs,
+                          write_results)
 
 BUILD = REPO_ROOT / "bench" / "build" / "groth16"
 NODE_TOOLS = Path(os.environ.get("ZKT_FIXTURES_BUILD", REPO_ROOT / "tests" / "fixtures" / "build"))
@@ -345,6 +348,29 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         log(f"{tag}: {system} {op} median {tm.median_s:.3f} s, peak {mib(peak)} MiB ({tm.extra})")
         return tm
 
+    def key_load_row(f, device, n, env):
+        """A second process's key load: `Prover(zkey, r1cs)` timed inside fresh processes
+        (imports excluded), its tables from the table cache that the CLI's first run filled."""
+        code = ("import json, sys, time\nfrom zktensor.groth16 import Prover\nt = time.perf_counter()\n"
+                "p = Prover(sys.argv[1], r1cs=sys.argv[2], device=sys.argv[3], helper=False)\n"
+                "print(json.dumps({'s': time.perf_counter() - t, 'tables': p.tables_from}))")
+        load = wait_quiet(quiet_s)
+        got = []
+        for _ in range(max(n, 3)):
+            out = subprocess.run([sys.executable, "-c", code, str(f["zkey"]), str(f["r1cs"]), device], env=env,
+                                 cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+            got.append(json.loads(out.strip().splitlines()[-1]))
+        times = sorted(g["s"] for g in got)
+        tables = sorted({g["tables"] for g in got})
+        rows.append(row(make_row("zktensor", "groth16_key_load", "bn254", 1 << k, threads,
+                                 times[len(times) // 2], times[0], target=target, unit="loads/s",
+                                 unit_value=1 / times[len(times) // 2], runs=len(times),
+                                 extra=f"Prover(zkey, r1cs) in a fresh process, imports excluded; tables "
+                                       f"{'/'.join(tables)}; {n_c} constraints ({circuit}); others' load "
+                                       f"{load:.2f} cores before"),
+                        tables_from=tables, times_s=[g["s"] for g in got], **common))
+        log(f"{tag}: zktensor key load in a second process: median {times[len(times) // 2]:.3f} s ({tables})")
+
     # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
     # circom build; without node they are skipped, and the rows say why)
     rapidsnark = os.environ.get("RAPIDSNARK") if snarkjs else None
@@ -409,6 +435,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         process_row("zktensor", "groth16_prove_cli", cmd + ["--no-serve", "--device", device], cli_runs, env=env,
                     note="zktensor prove --no-serve: process wall (start-up, imports, key from the table "
                          "cache, witness check, prove)", first_run_s=round(first, 3))
+        key_load_row(f, device, cli_runs, env)
         if device == "cpu":
             svc = Service(env, out_dir / "serve")
             try:
@@ -463,7 +490,7 @@ def main(argv=None) -> int:
                 log(f"wrote {path}")
     systems = [("rapidsnark", "groth16_prove_cli", "rapidsnark"), ("snarkjs", "groth16_prove_cli", "snarkjs"),
                ("zktensor", "groth16_prove_cli", "zt prove"), ("zktensor", "groth16_prove_service", "zt serve"),
-               ("zktensor", "groth16_prove", "resident")]
+               ("zktensor", "groth16_prove", "resident"), ("zktensor", "groth16_key_load", "key load")]
     print(f"{'circuit':<8}{'size':>6}{'constraints':>12}" + "".join(f"{h:>22}" for *_, h in systems))
     by = {}
     for r in rows:
