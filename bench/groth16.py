@@ -33,8 +33,9 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   service's first proof, untimed, loads the key; peak: the client's, and the service's
   in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
-* the key load of a second process (``groth16_key_load``: ``Prover(zkey, r1cs)`` timed in
-  fresh processes, imports excluded, tables mapped from the table cache).
+* the key load of a second process (``groth16_key_load``: ``Prover(zkey)`` timed in fresh
+  processes, imports excluded, tables mapped from the table cache; ``groth16_key_load_r1cs``:
+  with the .r1cs too).
 
 Every proof is checked with ``snarkjs groth16 verify`` (without node: zktensor's verifier). Rows go to
 bench/results/groth16.json (+ .csv; ``gpu/`` on a GPU machine) with the machine
@@ -349,27 +350,31 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         return tm
 
     def key_load_row(f, device, n, env):
-        """A second process's key load: `Prover(zkey, r1cs)` timed inside fresh processes
-        (imports excluded), its tables from the table cache that the CLI's first run filled."""
+        """A second process's key load, timed inside fresh processes (imports excluded), its
+        tables from the table cache that the CLI's first run filled: `Prover(zkey)` (the key
+        alone, as rapidsnark takes it) and `Prover(zkey, r1cs)` (with the .r1cs that the
+        witness check reads and checks against the key)."""
         code = ("import json, sys, time\nfrom zktensor.groth16 import Prover\nt = time.perf_counter()\n"
-                "p = Prover(sys.argv[1], r1cs=sys.argv[2], device=sys.argv[3], helper=False)\n"
+                "p = Prover(sys.argv[1], r1cs=sys.argv[3] or None, device=sys.argv[2], helper=False)\n"
                 "print(json.dumps({'s': time.perf_counter() - t, 'tables': p.tables_from}))")
-        load = wait_quiet(quiet_s)
-        got = []
-        for _ in range(max(n, 3)):
-            out = subprocess.run([sys.executable, "-c", code, str(f["zkey"]), str(f["r1cs"]), device], env=env,
-                                 cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
-            got.append(json.loads(out.strip().splitlines()[-1]))
-        times = sorted(g["s"] for g in got)
-        tables = sorted({g["tables"] for g in got})
-        rows.append(row(make_row("zktensor", "groth16_key_load", "bn254", 1 << k, threads,
-                                 times[len(times) // 2], times[0], target=target, unit="loads/s",
-                                 unit_value=1 / times[len(times) // 2], runs=len(times),
-                                 extra=f"Prover(zkey, r1cs) in a fresh process, imports excluded; tables "
-                                       f"{'/'.join(tables)}; {n_c} constraints ({circuit}); others' load "
-                                       f"{load:.2f} cores before"),
-                        tables_from=tables, times_s=[g["s"] for g in got], **common))
-        log(f"{tag}: zktensor key load in a second process: median {times[len(times) // 2]:.3f} s ({tables})")
+        for op, r1cs, what in (("groth16_key_load", "", "Prover(zkey)"),
+                               ("groth16_key_load_r1cs", str(f["r1cs"]), "Prover(zkey, r1cs)")):
+            load = wait_quiet(quiet_s)
+            got = []
+            for _ in range(max(n, 3)):
+                out = subprocess.run([sys.executable, "-c", code, str(f["zkey"]), device, r1cs], env=env,
+                                     cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+                got.append(json.loads(out.strip().splitlines()[-1]))
+            times = sorted(g["s"] for g in got)
+            tables = sorted({g["tables"] for g in got})
+            med = times[len(times) // 2]
+            rows.append(row(make_row("zktensor", op, "bn254", 1 << k, threads, med, times[0], target=target,
+                                     unit="loads/s", unit_value=1 / med, runs=len(times),
+                                     extra=f"{what} in a fresh process, imports excluded; tables "
+                                           f"{'/'.join(tables)}; {n_c} constraints ({circuit}); others' load "
+                                           f"{load:.2f} cores before"),
+                            tables_from=tables, times_s=[g["s"] for g in got], **common))
+            log(f"{tag}: zktensor {what} in a second process: median {med:.3f} s ({tables})")
 
     # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
     # circom build; without node they are skipped, and the rows say why)
@@ -490,7 +495,8 @@ def main(argv=None) -> int:
                 log(f"wrote {path}")
     systems = [("rapidsnark", "groth16_prove_cli", "rapidsnark"), ("snarkjs", "groth16_prove_cli", "snarkjs"),
                ("zktensor", "groth16_prove_cli", "zt prove"), ("zktensor", "groth16_prove_service", "zt serve"),
-               ("zktensor", "groth16_prove", "resident"), ("zktensor", "groth16_key_load", "key load")]
+               ("zktensor", "groth16_prove", "resident"), ("zktensor", "groth16_key_load", "key load"),
+               ("zktensor", "groth16_key_load_r1cs", "key+r1cs load")]
     print(f"{'circuit':<8}{'size':>6}{'constraints':>12}" + "".join(f"{h:>22}" for *_, h in systems))
     by = {}
     for r in rows:
@@ -499,7 +505,7 @@ def main(argv=None) -> int:
         cells = []
         for sysname, op, _ in systems:
             r = d.get((sysname, op))
-            cells.append(f"{r['median_s']:>9.3f} s {r['peak_mib'] or float('nan'):>6.0f} MiB" if r else f"{'-':>22}")
+            cells.append(f"{r['median_s']:>9.3f} s {r.get('peak_mib') or float('nan'):>6.0f} MiB" if r else f"{'-':>22}")
         n_c = next(iter(d.values()))["constraints"]
         print(f"{circuit:<8}2^{size.bit_length() - 1:<4}{n_c:>12}" + "".join(f"{c:>22}" for c in cells))
     return 0
