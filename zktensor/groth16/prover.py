@@ -99,7 +99,7 @@ ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: 
 MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, POLY, blinding,
                         # assembly, verification) in dense G1 points, small circuits on the CPU
 C_HERE_FROM = 1 << 14   # domain from which a dense witness's C MSM runs here, not in the helper
-H_SHARE = 0.3           # the helper's share of the H MSM's points after a light witness's MSMs ...
+H_SHARE = 0.4           # the helper's share of the H MSM's points after a light witness's MSMs ...
 H_SHARE_FROM = 1 << 17  # ... from this domain up (`h_share`)
 
 
