@@ -132,8 +132,8 @@ def h_share(domain: int, units: tuple) -> int:
     light witness) from H_SHARE_FROM up, where its witness MSMs leave it idle beside H;
     none otherwise (smaller domains: a second request's fixed costs and H's second bucket
     reduction outweigh the gain; dense witnesses: the helper is the busier process
-    already). From same-run timings of shares 0 to 0.5 on the bench circuits, 2^12 to
-    2^18 (the commit that made it so)."""
+    already). From interleaved timings of shares 0 to 0.5 on the bench circuits, 2^12 to
+    2^18 (commits 9a0ac92, which made the rule, and 43a1ad8, which moved 0.3 to 0.4)."""
     if domain < H_SHARE_FROM or not set(WITNESS_UNITS) <= set(units):
         return 0
     return int(H_SHARE * domain)
