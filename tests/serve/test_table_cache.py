@@ -82,7 +82,8 @@ def test_corrupt_entry_is_reported_and_rebuilt(cache, capfd):
 
 def test_checked_files_skip_the_checksum_until_they_change(cache, monkeypatch, capfd):
     """The first mapped load checks every file's crc32 and remembers each file's identity in
-    the entry's `checked`; later loads check only that the identities hold. A file damaged
+    the entry's `checked`; later loads check only that the identities hold (an unreadable
+    `checked` is a full check again). A file damaged
     with its modification time set back still has a new change time: checked in full,
     reported, rebuilt."""
     import os
@@ -96,6 +97,10 @@ def test_checked_files_skip_the_checksum_until_they_change(cache, monkeypatch, c
     assert load().tables_from == "mapped" and len(calls) == len(files)
     checked = json.loads((d / "checked").read_text())
     assert set(checked) == files
+    calls.clear()
+    assert load().tables_from == "mapped" and not calls
+    (d / "checked").write_text("not json")                     # an unreadable record: checked in full
+    assert load().tables_from == "mapped" and len(calls) == len(files)
     calls.clear()
     assert load().tables_from == "mapped" and not calls
     f = d / max(files, key=lambda n: (d / n).stat().st_size)

@@ -19,8 +19,8 @@ expect. Every file is checked against meta.json's sizes and crc32 before it is u
 an entry that fails (truncated, flipped bits, unreadable meta) is reported on stderr,
 removed and rebuilt. A file that passed is remembered in the entry's `checked` with its
 identity (device, inode, size, modification and change times), and while that identity
-holds later loads check only the sizes: the crc32 of a 2^18 key's 2.7 GiB of tables was
-most of its load. Any change made through the file system gives the file a new change
+holds later loads check only the sizes, not reading every byte of the tables again
+(the timings are in the commit that made it so). Any change made through the file system gives the file a new change
 time, which no user can set back, so a changed file is checked in full again; what this
 gives up is catching a medium that corrupts a file beneath the file system after its
 first full check. Entries are written to a temporary directory and renamed into
@@ -97,8 +97,7 @@ def entry_key(zkey_digest: str, specs: dict, device) -> str:
 def remembered_digest(path) -> str:
     """sha256 of a file's bytes (a .zkey, a .r1cs), remembered under the file's identity
     (`key_check.file_identity`: path, inode, size, modification and change times) in
-    <cache root>/digests, so that a key loaded again is not read through (a 2^18 key's
-    120 MB took ~0.14 s)."""
+    <cache root>/digests, so that a key loaded again is not read through."""
     from ..runtime.atomic import atomic_write
     from ..runtime.cache import cache_root
     from .key_check import file_identity
@@ -301,13 +300,9 @@ def load(zkey_digest: str, specs: dict, device) -> tuple[dict, dict] | None:
         return None
 
 
-def _identity(path: Path) -> list:
-    st = os.stat(path)
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-
-
 def _checked(d: Path) -> dict:
-    """{file: identity} of the entry's files whose crc32 passed as they are (`checked`)."""
+    """{file: `key_check.file_identity`} of the entry's files whose crc32 passed as they
+    are (`checked`)."""
     try:
         got = json.loads((d / "checked").read_text())
         return got if isinstance(got, dict) else {}
@@ -326,6 +321,7 @@ def _remember_checked(d: Path, files: dict) -> None:
 
 def _load(d: Path, zkey_digest: str, specs: dict, device):
     from ..points import PointTensor
+    from .key_check import file_identity
     kinds = _kinds()
     meta = json.loads((d / "meta.json").read_text())
     checked, passed = _checked(d), {}
@@ -345,8 +341,7 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
             setattr(b, k, _scalar(v, dev))
         for attr, f in t["tensors"].items():
             path = d / f["file"]
-            ident = _identity(path)
-            size = ident[2]
+            ident, size = file_identity(path), os.path.getsize(path)
             if size != f["bytes"]:
                 raise CacheCorrupt(f"{f['file']}: {size} bytes, meta.json says {f['bytes']}")
             if size:

@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 
 
 class _Digests:
-    """sha256 of files, remembered per (path, size, modification and change times, inode)
-    here and across processes (`table_cache.remembered_digest`)."""
+    """sha256 of files, remembered per `key_check.file_identity` here and across processes
+    (`table_cache.remembered_digest`)."""
 
     def __init__(self):
         self._memo: dict[str, tuple[tuple, str]] = {}
         self._lock = threading.Lock()
 
     def __call__(self, path: str) -> str:
-        st = os.stat(path)
-        sig = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+        from ..groth16.key_check import file_identity
+        sig = file_identity(path)
         with self._lock:
             got = self._memo.get(path)
         if got and got[0] == sig:
