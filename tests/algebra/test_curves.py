@@ -345,6 +345,19 @@ def test_snarkjs_layout_round_trip(name):
 # -- the build-time checks have teeth -------------------------------------------------
 
 
+@pytest.mark.parametrize("name", GROUP_NAMES)
+def test_pasted_records_pass_every_check(name):
+    """`group` builds the pasted records without the scalar-multiplication checks (r·G = O,
+    #E·P = O at trial points); here each is built again with them."""
+    import dataclasses
+    from zktensor.algebra.curves import Group
+    G = group(name)
+    assert G.check_orders is False
+    kwargs = {f.name: getattr(G, f.name) for f in dataclasses.fields(Group) if f.init}
+    again = Group(**{**kwargs, "check_orders": True})
+    assert again == G and again.cofactor == G.cofactor
+
+
 def test_build_rejects_wrong_twist_order_or_generator():
     import dataclasses
 
@@ -353,6 +366,7 @@ def test_build_rejects_wrong_twist_order_or_generator():
     G = group("bn254.g2")
     F = G.F
     kwargs = {f.name: getattr(G, f.name) for f in dataclasses.fields(Group) if f.init}
+    kwargs["check_orders"] = True        # the built record skipped them (test_pasted_records_pass_every_check)
     wrong_twist = F.mul(F.elem(3), F.xi)                     # the M-type b' on a D-type curve
     with pytest.raises(ValueError, match="generator"):
         Group(**{**kwargs, "b": wrong_twist})
@@ -361,6 +375,6 @@ def test_build_rejects_wrong_twist_order_or_generator():
     with pytest.raises(ValueError, match="generator"):
         Group(**{**kwargs, "generator": _bump(G, G.generator)})
     G1 = group("bls12_381.g1")
-    kwargs1 = {f.name: getattr(G1, f.name) for f in dataclasses.fields(Group) if f.init}
+    kwargs1 = {f.name: getattr(G1, f.name) for f in dataclasses.fields(Group) if f.init} | {"check_orders": True}
     with pytest.raises(ValueError, match="generator does not have order r"):
         Group(**{**kwargs1, "generator": _whole_curve_point(G1)})   # on the curve, outside G1

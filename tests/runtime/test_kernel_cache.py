@@ -48,3 +48,32 @@ def test_cpu_cache_keys_name_the_host_cpu(monkeypatch):
     cpu, triton, ntt, loops = seen
     assert cpu.startswith("cpu") and ntt.startswith("cpu") and loops.startswith("cpu")
     assert not triton.startswith("cpu")
+
+
+def test_memo_remembers_per_package_source(tmp_path, monkeypatch):
+    """`cache.memo`: computed once per package source, then read; another source (an edit:
+    another fingerprint) computes again; an unwritable cache only costs a compute. The
+    pairing module's key goes through it and comes out the same as computed afresh."""
+    from zktensor.runtime import cache
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return f"value{len(calls)}"
+    assert cache.memo("probe", compute) == "value1"
+    assert cache.memo("probe", compute) == "value1" and len(calls) == 1
+    monkeypatch.setattr(cache, "package_fingerprint", lambda: "another-source")
+    assert cache.memo("probe", compute) == "value2" and len(calls) == 2
+    monkeypatch.undo()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache's root should be a directory")
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(blocked))
+    assert cache.memo("probe", compute) == "value3" and cache.memo("probe", compute) == "value4"
+
+    from zktensor.kernels import pairing_cpu
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path / "fresh"))
+    first = pairing_cpu._cache_key("bn254")                     # computed, then remembered
+    assert list((tmp_path / "fresh" / "memo").iterdir())
+    monkeypatch.setattr(pairing_cpu, "_traced", None)           # a second call must not trace
+    assert pairing_cpu._cache_key("bn254") == first

@@ -102,8 +102,14 @@ class Tower:
         zero2 = (0, 0)
         self.one = (((1, 0), zero2, zero2), (zero2, zero2, zero2))
         # Frob^k(w^n) = w^(n·p^k) = w^n · xi^(n(p^k - 1)/6), as w^6 = xi.
-        self.gamma = {k: tuple(self.pow2(xi, n * (p**k - 1) // 6) for n in range(6))
-                      for k in (1, 2, 3)}
+        # (one exponentiation per k: gamma[k][n] = gamma[k][1]^n)
+        self.gamma = {}
+        for k in (1, 2, 3):
+            g1 = self.pow2(xi, (p**k - 1) // 6)
+            powers = [(1, 0)]
+            for _ in range(5):
+                powers.append(self.mul2(powers[-1], g1))
+            self.gamma[k] = tuple(powers)
 
     # -- Fq2 ------------------------------------------------------------------------
 

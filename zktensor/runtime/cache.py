@@ -60,6 +60,38 @@ def entry_key(program_text: str, strategy: str, target: str) -> str:
     return h.hexdigest()[:32]
 
 
+@functools.lru_cache(maxsize=1)
+def package_fingerprint() -> str:
+    """A hash of every source file of the package (~6 ms): what `memo` keys on."""
+    h = hashlib.sha256()
+    for f in sorted(_PKG.rglob("*.py")):
+        h.update(str(f.relative_to(_PKG)).encode() + b"\0")
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def memo(name: str, compute) -> str:
+    """compute() (a string that only the package's source determines), remembered on disk
+    per `package_fingerprint`: a cache key whose program text takes tracing to make (the
+    pairing module's: ~45 ms in every process that verified) is then read, not made.
+    An unreadable or unwritable memo costs a compute(), never a wrong result; a stale one
+    cannot be read, as any edit to the package changes the file's name."""
+    path = cache_root() / "memo" / f"{name}.{package_fingerprint()}"
+    try:
+        return path.read_text()
+    except OSError:
+        pass
+    value = compute()
+    try:
+        from .atomic import atomic_write
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_write(path) as f:
+            f.write(value)
+    except OSError:
+        pass
+    return value
+
+
 PREBUILT_DIR = ".zktensor-prebuilt"
 
 
