@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.ec.ec_support import O, oracle_points
-from zktensor.algebra.curves import group as group_record
+from zktensor.algebra.curves import GROUP_NAMES, group as group_record
 from zktensor.kernels import msm_reduce, msm_tree
 from zktensor.points import PointTensor
 import zktensor as zt
@@ -42,10 +42,13 @@ def _table(G, B, rows, N):
 @pytest.mark.parametrize("rows,N", [(1, 2), (3, 8), (2, 32), (4, 16)])
 @pytest.mark.parametrize("kind", ["random", "exceptional", "all-equal"])
 @pytest.mark.parametrize("tail", [0, 20, 10 ** 6])
-def test_reduce_halving(monkeypatch, name, rows, N, kind, tail):
+@pytest.mark.parametrize("host_rows", [0, 4])
+def test_reduce_halving(monkeypatch, name, rows, N, kind, tail, host_rows):
     """Every step batch-affine (tail 0), the last steps in XYZZ (20: steps of at most 20
-    pairs), or all of them (10^6)."""
+    pairs), or all of them (10^6); the Horner chain on tensors (host_rows 0) or on the
+    host (4: every row count here)."""
     monkeypatch.setattr(msm_reduce, "XYZZ_TAIL", tail)
+    monkeypatch.setattr(msm_reduce, "HOST_HORNER_ROWS", host_rows)
     g, B = _buckets(name, rows, N, kind)
     G = zt.group(name)
     want = [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
@@ -94,3 +97,18 @@ def test_reduce_sparse(name, rows, N, live):
     want = [O.msm(g, B[r], list(range(1, N + 1))) for r in range(rows)]
     got = PointTensor(G, msm_reduce.reduce_sparse(G, table, inf, rows, N)).to_affine()
     assert got == want
+
+
+@pytest.mark.parametrize("name", GROUP_NAMES)
+def test_host_points_round_trip(name):
+    """`point_formulas.to_host`/`from_host` against the tensor conversions: affine points
+    (the identity among them) to XYZZ words as `GroupSpace.tensor` writes them, and XYZZ
+    data with ZZ != 1 (sums) back to the points `PointTensor.to_affine` reads."""
+    from zktensor.kernels.point_formulas import add_complete, from_host, to_host
+    G = zt.group(name)
+    pts = list(oracle_points(name, 4)) + [None]
+    T = G.tensor(pts).data
+    assert (from_host(G, pts) == T).all()
+    assert to_host(G, T) == pts
+    S = add_complete(G, T, G.tensor(pts[1:] + pts[:1]).data)            # Z != 1, one P + O
+    assert to_host(G, S) == PointTensor(G, S).to_affine()

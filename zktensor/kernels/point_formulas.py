@@ -230,3 +230,56 @@ def affine(G, flat: torch.Tensor):
 def neg(G, flat: torch.Tensor) -> torch.Tensor:
     """-P for flat XYZZ data (L, K, m)."""
     return torch.stack(msm_ec.run(G.params, "neg", ("xyzz",), f_neg, comps(flat)), dim=1)
+
+
+# -- a few points on the host ------------------------------------------------------------
+#
+# A chain of a few points (a Horner chain over the halving's partial sums) is cheaper as
+# Python ints (`algebra.curves.lincomb`) than as tensor launches, each of which costs far
+# more than its one lane of work on the CPU target. These convert flat XYZZ data to
+# affine Python-int points and back with no kernel: the words are read and written by the
+# host (Montgomery form, R = 2^(32·L)).
+
+
+def to_host(G, flat: torch.Tensor) -> list:
+    """Affine Python-int points (None: the identity) of flat XYZZ data (L, K, m) on the CPU:
+    x = X/ZZ, y = Y/ZZZ with one inversion a point."""
+    P, d, L = G.params, G.degree, G.L
+    F, p = P.F, P.p
+    m = flat.shape[2]
+    words = np.ascontiguousarray(flat.numpy().astype(np.uint32).transpose(1, 2, 0))   # (K, m, L)
+    r_inv = pow(1 << (32 * L), -1, p)
+    raw = words.tobytes()
+    n = 4 * L
+    vals = [int.from_bytes(raw[i * n:(i + 1) * n], "little") * r_inv % p for i in range(words.shape[0] * m)]
+
+    def coord(k, i):          # component block k (X, Y, ZZ, ZZZ) of point i
+        c = [vals[(k * d + j) * m + i] for j in range(d)]
+        return c[0] if d == 1 else tuple(c)
+    out = []
+    for i in range(m):
+        zz, zzz = coord(2, i), coord(3, i)
+        if zz in (0, (0, 0)):
+            out.append(None)
+            continue
+        t = F.inv(F.mul(zz, zzz))                 # 1/ZZ = t·ZZZ, 1/ZZZ = t·ZZ
+        out.append((F.mul(coord(0, i), F.mul(t, zzz)), F.mul(coord(1, i), F.mul(t, zz))))
+    return out
+
+
+def from_host(G, points: list, device=None) -> torch.Tensor:
+    """Flat XYZZ data (L, K, m) of affine Python-int points (None: the identity), ZZ = ZZZ = 1."""
+    P, d, L = G.params, G.degree, G.L
+    p, R = P.p, 1 << (32 * G.L)
+    one = [1] + [0] * (d - 1)
+    cols = []
+    for Q in points:
+        if Q is None:                             # G.identity's words: X = Y = 1, ZZ = ZZZ = 0
+            comps = one + one + [0] * (2 * d)
+        else:
+            x, y = ([Q[0]], [Q[1]]) if d == 1 else (list(Q[0]), list(Q[1]))
+            comps = x + y + one + one
+        cols.append(b"".join((c * R % p).to_bytes(4 * L, "little") for c in comps))
+    words = np.frombuffer(b"".join(cols), dtype="<u4").reshape(len(points), 4 * d, L)
+    flat = torch.from_numpy(np.ascontiguousarray(words.transpose(2, 1, 0)).view(np.int32))
+    return flat if device is None else flat.to(device)
