@@ -13,7 +13,8 @@ is left, and
 
 where each T_k is summed by the same halving, in the same launches as the buckets
 (step s halves the buckets and every T_k kept so far, all of 2·h_s a row), and the
-weights h_k are a Horner chain of log2 N doublings over the rows. About 2N affine
+weights h_k are a Horner chain of log2 N doublings over the rows (for a few rows, one
+Straus a row on Python ints: `HOST_HORNER_ROWS`). About 2N affine
 additions per row (~6 products each with the shared inversion) in log2 N launches
 (the last steps, of at most XYZZ_TAIL pairs, as one launch of XYZZ additions each),
 where the suffix sums below take 2N XYZZ additions (~12 to 14 products) in Lc
