@@ -185,6 +185,7 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
     it does not (B2 consolidated here); the proofs are the kind snarkjs accepts."""
     from zktensor.groth16 import key as key_mod
     monkeypatch.setattr(key_mod, "MERGE_UPTO", 0)
+    monkeypatch.setattr(key_mod, "PLAN_SHARE_SLACK", float("inf"))   # geometry alone (the live rule: below)
     fx = fixtures["multi_public"]
     auto = key_mod.auto_checkpoints
     for b2_checkpoint, shared in ((None, ("a", "b1", "c", "B2")), (1, ("a", "b1", "c"))):
@@ -212,3 +213,34 @@ def test_witness_msms_apart_for_large_keys(fixtures, snarkjs, tmp_path, monkeypa
     assert {"msm_plan", "msm_a", "msm_b1", "msm_helper"} <= names and not {"msm_c", "msm_b2"} & names
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
     P.close()
+
+
+@pytest.mark.parametrize("slack", [1.1, 2.5, float("inf")])
+def test_shared_plan_leaves_out_mostly_identity_tables(fixtures, snarkjs, tmp_path, monkeypatch, slack):
+    """A witness MSM whose bases are mostly the identity (B1, B2 of a circuit with few wires
+    in its B matrix) makes its own plan: in a shared one it would sum every other member's
+    live bases. The rule (`key._plan_group`), restated here over the live bases counted from
+    the .zkey's points: while the union of the members' live bases passes `slack` times the
+    live bases of the member with the fewest, that member leaves. Every grouping proves."""
+    from zktensor.groth16 import key as key_mod
+    from zktensor.groth16.formats import read_zkey
+    monkeypatch.setattr(key_mod, "MERGE_UPTO", 0)
+    monkeypatch.setattr(key_mod, "PLAN_SHARE_SLACK", slack)
+    fx = fixtures["multi_public"]
+    z = read_zkey(fx.zkey)
+    n = z.n_vars
+    sections = {"a": list(z.A), "b1": list(z.B1), "B2": list(z.B2),
+                "c": [None] * (z.n_public + 1) + list(z.C)}          # C's first wires have no points
+    live = {t: {i for i, P in enumerate(pts[:n]) if P is not None} for t, pts in sections.items()}
+    group = ["a", "b1", "c", "B2"]
+    while len(group) > 1:
+        fewest = min(group, key=lambda t: len(live[t]))
+        if len(live[fewest]) * slack >= len(set().union(*(live[t] for t in group))):
+            break
+        group.remove(fewest)
+    want = tuple(group) if len(group) > 1 else ()
+    P = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False)
+    assert P.shared_plan == want
+    P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
+    assert ("msm_plan" in {s.name for s in P.last_run.stats}) == bool(want)
+    assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")

@@ -57,6 +57,7 @@ MERGE_UPTO = 1 << 14
 (table ``ab1c``): for small keys the launches, sort, reduction and final combination that
 one tree shares are most of an MSM's cost. Larger keys run them as three MSMs, which the
 prover's graph schedules beside the G2 and H MSMs (a merged node would outlast them)."""
+PLAN_SHARE_SLACK = 1.1  # `_plan_group`: a member of a shared plan sums at most this many times its live bases
 PLAIN = 1 << 10         # a checkpoint interval past every window count: the bases alone
 CONSOLIDATE_FROM, CONSOLIDATE_UPTO = 1 << 11, 1 << 18
 """Sections of this many bases get M = 1 by default: in that range the wider window saves
@@ -344,15 +345,39 @@ class ResidentKey:
         return self._plan_group([t for t in WITNESS_UNITS if t in self.bases])
 
     def _plan_group(self, names) -> tuple:
-        """The tables among `names` (with bases) that share the first one's plan geometry,
-        if more than one does; else ()."""
+        """The tables among `names` (with bases) that share the first one's plan geometry
+        and whose live bases (not the identity) are nearly the same set, if more than one
+        does; else (). A shared plan gives every scalar whose base is live in any member an
+        entry in each member (`msm_plan`), so a member whose bases are mostly the identity
+        would sum the others' live bases as identities: B1 and B2 of a circuit whose wires
+        are mostly absent from the B matrix (bits 2^16: 7,425 live bases against A's and C's
+        ~61,000) took longer than three plans of their own (commit message). The member with
+        the fewest live bases leaves while the union's live count passes PLAN_SHARE_SLACK
+        times its own."""
         cfg = self._msm_cfg()
         names = [t for t in names if isinstance(self.bases[t].prepared, MSMBases)]
         if not names:
             return ()
         key = plan_key(self.bases[names[0]].prepared, cfg)
-        group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
-        return group if len(group) > 1 else ()
+        group = [t for t in names if plan_key(self.bases[t].prepared, cfg) == key]
+        live = {t: self._live_bases(t) for t in group}
+        while len(group) > 1:
+            union = np.logical_or.reduce([live[t] for t in group])
+            fewest = min(group, key=lambda t: int(live[t].sum()))
+            if int(live[fewest].sum()) * PLAN_SHARE_SLACK >= int(union.sum()):
+                break
+            group.remove(fewest)
+        return tuple(group) if len(group) > 1 else ()
+
+    def _live_bases(self, name: str) -> np.ndarray:
+        """The bases of table `name` that are not the identity (a bool mask, read once). The
+        device program keeps no host mask (its plan is its own, `msm_plan`): all count as live."""
+        cache = self.__dict__.setdefault("_live", {})
+        if name not in cache:
+            b = self.bases[name].prepared
+            cache[name] = (np.ones(b.n, dtype=bool) if b.base_inf is None else
+                           ~b.base_inf.cpu().numpy().astype(bool))
+        return cache[name]
 
     def _msm_cfg(self) -> MSMConfig | None:
         return None if self._tuned_msm else self.msm_config
