@@ -174,13 +174,19 @@ def test_every_helper_split_proves_and_snarkjs_verifies(fixtures, snarkjs, tmp_p
 
 
 def test_h_share_follows_the_split_and_the_domain():
-    """The helper takes H_SHARE of H's points after all four witness MSMs, from H_SHARE_FROM;
-    none after a dense witness's split or below that domain; the graph refuses a share
-    outside 0 .. domain - 1."""
+    """The helper takes its domain's share of H's points (`H_SHARES`) after all four witness
+    MSMs; none after a dense witness's split or below the first domain listed; the graph
+    refuses a share outside 0 .. domain - 1."""
     from zktensor.groth16 import prover as pv
-    light, D = ("B2", "a", "b1", "c"), pv.H_SHARE_FROM
-    assert pv.h_share(D, light) == int(pv.H_SHARE * D) > 0
-    assert pv.h_share(D // 2, light) == 0
+    light = ("B2", "a", "b1", "c")
+    for (D, f), nxt in zip(pv.H_SHARES, pv.H_SHARES[1:] + ((None, None),)):
+        assert pv.h_share(D, light) == int(f * D) > 0
+        if nxt[0] is not None and nxt[0] > 2 * D:
+            assert pv.h_share(2 * D, light) == int(f * 2 * D)
+    assert pv.h_share(pv.H_SHARES[0][0] // 2, light) == 0
+    top = pv.H_SHARES[-1]
+    assert pv.h_share(4 * top[0], light) == int(top[1] * 4 * top[0])
+    D = pv.H_SHARES[0][0]
     assert pv.h_share(4 * D, ("B2",)) == pv.h_share(4 * D, ("B2", "c")) == 0
 
 

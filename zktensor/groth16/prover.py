@@ -99,8 +99,9 @@ ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: 
 MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, POLY, blinding,
                         # assembly, verification) in dense G1 points, small circuits on the CPU
 C_HERE_FROM = 1 << 14   # domain from which a dense witness's C MSM runs here, not in the helper
-H_SHARE = 0.4           # the helper's share of the H MSM's points after a light witness's MSMs ...
-H_SHARE_FROM = 1 << 17  # ... from this domain up (`h_share`)
+# the helper's share of the H MSM's points after a light witness's MSMs, from each domain up
+# (`h_share`; none below the first)
+H_SHARES = ((1 << 16, 0.3), (1 << 17, 0.4), (1 << 18, 0.5))
 
 
 def helper_split(words: np.ndarray, domain: int) -> tuple:
@@ -128,15 +129,17 @@ def helper_split(words: np.ndarray, domain: int) -> tuple:
 
 def h_share(domain: int, units: tuple) -> int:
     """How many of the H MSM's points (the last ones) the helper process takes after its
-    witness MSMs (`units`, from `helper_split`): H_SHARE of them when it has all four (a
-    light witness) from H_SHARE_FROM up, where its witness MSMs leave it idle beside H;
+    witness MSMs (`units`, from `helper_split`): when it has all four (a light witness),
+    the share of `H_SHARES` for the domain, where its witness MSMs leave it idle beside H;
     none otherwise (smaller domains: a second request's fixed costs and H's second bucket
     reduction outweigh the gain; dense witnesses: the helper is the busier process
-    already). From interleaved timings of shares 0 to 0.5 on the bench circuits, 2^12 to
-    2^18 (commits 9a0ac92, which made the rule, and 43a1ad8, which moved 0.3 to 0.4)."""
-    if domain < H_SHARE_FROM or not set(WITNESS_UNITS) <= set(units):
+    already). From interleaved timings of shares 0 to 0.6 on the bench circuits, 2^12 to
+    2^18 (commits 9a0ac92, which made the rule, 43a1ad8, and the one that made the
+    shares depend on the domain once B1 and B2 stopped sharing A's plan)."""
+    if not set(WITNESS_UNITS) <= set(units):
         return 0
-    return int(H_SHARE * domain)
+    share = max((f for d, f in H_SHARES if domain >= d), default=0.0)
+    return int(share * domain)
 
 
 class Prover(ResidentKey):
