@@ -22,7 +22,7 @@ if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ]; then
 fi
 # Byte-compile the package (editable: its sources are here) so that no start-up compiles them.
 # Python writes the .pyc files itself on first import, except where PYTHONDONTWRITEBYTECODE is
-# set or the tree is read-only; there every `zktensor prove` compiled ~100 ms of modules again.
+# set or the tree is read-only; there every `zktensor prove` compiled its modules again.
 # Up-to-date files are skipped, so this is quick after the first run.
 .venv/bin/python -m compileall -q -j 0 zktensor >/dev/null || echo "[setup] byte-compiling zktensor failed" >&2
 # the kernels a Groth16 proof needs, compiled once (a stamp in the kernel cache makes later runs instant)

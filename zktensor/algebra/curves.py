@@ -167,9 +167,8 @@ class Group:
     r: int = dc_field(init=False)
     cofactor: int = dc_field(init=False)
     trace: int = dc_field(init=False)  # q^degree + 1 - order
-    # False: skip the scalar multiplications of the checks (r·G = O, #E·P = O), which cost
-    # 43 ms per process for BN254's two records and 0.7 s for MNT4-753's. `_build` passes
-    # False for the pasted records: their constants cannot change at run time, and
+    # False: skip the scalar multiplications of the checks (r·G = O, #E·P = O), the dear
+    # part of building a record in every process. `_build` passes False for the pasted records: their constants cannot change at run time, and
     # tests/algebra/test_curves.py builds every one of them again with the full checks.
     check_orders: bool = dc_field(default=True, repr=False, compare=False)
 

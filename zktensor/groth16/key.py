@@ -23,6 +23,7 @@ MSM on a copy stream, the chunks' partial sums added on the device).
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -350,8 +351,8 @@ class ResidentKey:
         does; else (). A shared plan gives every scalar whose base is live in any member an
         entry in each member (`msm_plan`), so a member whose bases are mostly the identity
         would sum the others' live bases as identities: B1 and B2 of a circuit whose wires
-        are mostly absent from the B matrix (bits 2^16: 7,425 live bases against A's and C's
-        ~61,000) took longer than three plans of their own (commit message). The member with
+        are mostly absent from the B matrix took longer in a shared plan than in plans of
+        their own (the commit that made this rule). The member with
         the fewest live bases leaves while the union's live count passes PLAN_SHARE_SLACK
         times its own."""
         cfg = self._msm_cfg()
@@ -360,7 +361,7 @@ class ResidentKey:
             return ()
         key = plan_key(self.bases[names[0]].prepared, cfg)
         group = [t for t in names if plan_key(self.bases[t].prepared, cfg) == key]
-        live = {t: self._live_bases(t) for t in group}
+        live = self._live_bases
         while len(group) > 1:
             union = np.logical_or.reduce([live[t] for t in group])
             fewest = min(group, key=lambda t: int(live[t].sum()))
@@ -369,15 +370,17 @@ class ResidentKey:
             group.remove(fewest)
         return tuple(group) if len(group) > 1 else ()
 
-    def _live_bases(self, name: str) -> np.ndarray:
-        """The bases of table `name` that are not the identity (a bool mask, read once). The
-        device program keeps no host mask (its plan is its own, `msm_plan`): all count as live."""
-        cache = self.__dict__.setdefault("_live", {})
-        if name not in cache:
-            b = self.bases[name].prepared
-            cache[name] = (np.ones(b.n, dtype=bool) if b.base_inf is None else
-                           ~b.base_inf.cpu().numpy().astype(bool))
-        return cache[name]
+    @functools.cached_property
+    def _live_bases(self) -> dict:
+        """{table: bool mask of its bases that are not the identity}, read once. The device
+        program keeps no host mask (its plan is its own, `msm_plan`): all count as live."""
+        out = {}
+        for name, B in self.bases.items():
+            b = B.prepared
+            if isinstance(b, MSMBases):
+                out[name] = (np.ones(b.n, dtype=bool) if b.base_inf is None else
+                             ~b.base_inf.cpu().numpy().astype(bool))
+        return out
 
     def _msm_cfg(self) -> MSMConfig | None:
         return None if self._tuned_msm else self.msm_config

@@ -242,9 +242,9 @@ def _weighted_chunks_serial(GS, run: torch.Tensor, rows: int, K: int, stats) -> 
 
 
 HOST_HORNER_ROWS = 4  # bucket rows up to which `reduce_halving`'s Horner chain runs on the host: a
-                      # BN254 G1 row is ~25 point operations on Python ints (~0.3 ms), where the
-                      # tensor chain was a doubling and a complete addition launch per level
-                      # whatever the rows (8.3 ms at 4096 buckets, commit message)
+                      # row is ~2·log2 N point operations on Python ints, where the tensor chain
+                      # is a doubling and a complete-addition launch per level whatever the rows
+                      # (timings: the commit that made it so)
 XYZZ_TAIL = 4096     # halving steps of at most this many pairs are one launch of complete
                      # XYZZ additions (dearer a pair than batch-affine ones, but one launch
                      # against an up, a down and the inversion's levels). A one-row reduction

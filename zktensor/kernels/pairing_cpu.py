@@ -145,8 +145,8 @@ def _cache_key(curve: str) -> str:
     """The module's entry: the traced programs, the glue and `module_text` (how the rest is
     put together) determine it, with the compiler's fingerprint that `cache.entry_key` adds;
     so a warm cache needs no lowering to find it, and host-side edits here keep it. The
-    digest of the first three is remembered per package source (`cache.memo`): tracing
-    them cost every verifying process ~45 ms."""
+    digest of the first three is remembered per package source (`cache.memo`), so a
+    process that verifies does not trace them."""
     def digest() -> str:
         h = hashlib.sha256(inspect.getsource(module_text).encode())
         for k, (_, _, prog) in _traced(curve).items():

@@ -238,7 +238,7 @@ def neg(G, flat: torch.Tensor) -> torch.Tensor:
 # Python ints (`algebra.curves.lincomb`) than as tensor launches, each of which costs far
 # more than its one lane of work on the CPU target. These convert flat XYZZ data to
 # affine Python-int points and back with no kernel: the words are read and written by the
-# host (Montgomery form, R = 2^(32·L)).
+# host (Montgomery form with the coordinate field record's R).
 
 
 def to_host(G, flat: torch.Tensor) -> list:
@@ -248,7 +248,7 @@ def to_host(G, flat: torch.Tensor) -> list:
     F, p = P.F, P.p
     m = flat.shape[2]
     words = np.ascontiguousarray(flat.numpy().astype(np.uint32).transpose(1, 2, 0))   # (K, m, L)
-    r_inv = pow(1 << (32 * L), -1, p)
+    r_inv = pow(P.fq.R, -1, p)                    # `Field.from_mont`'s constant, made once
     raw = words.tobytes()
     n = 4 * L
     vals = [int.from_bytes(raw[i * n:(i + 1) * n], "little") * r_inv % p for i in range(words.shape[0] * m)]
@@ -270,7 +270,7 @@ def to_host(G, flat: torch.Tensor) -> list:
 def from_host(G, points: list, device=None) -> torch.Tensor:
     """Flat XYZZ data (L, K, m) of affine Python-int points (None: the identity), ZZ = ZZZ = 1."""
     P, d, L = G.params, G.degree, G.L
-    p, R = P.p, 1 << (32 * G.L)
+    fq = P.fq
     one = [1] + [0] * (d - 1)
     cols = []
     for Q in points:
@@ -279,7 +279,7 @@ def from_host(G, points: list, device=None) -> torch.Tensor:
         else:
             x, y = ([Q[0]], [Q[1]]) if d == 1 else (list(Q[0]), list(Q[1]))
             comps = x + y + one + one
-        cols.append(b"".join((c * R % p).to_bytes(4 * L, "little") for c in comps))
+        cols.append(b"".join(fq.to_mont(c).to_bytes(4 * L, "little") for c in comps))
     words = np.frombuffer(b"".join(cols), dtype="<u4").reshape(len(points), 4 * d, L)
     flat = torch.from_numpy(np.ascontiguousarray(words.transpose(2, 1, 0)).view(np.int32))
     return flat if device is None else flat.to(device)

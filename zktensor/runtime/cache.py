@@ -62,7 +62,7 @@ def entry_key(program_text: str, strategy: str, target: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def package_fingerprint() -> str:
-    """A hash of every source file of the package (~6 ms): what `memo` keys on."""
+    """A hash of every source file of the package: what `memo` keys on."""
     h = hashlib.sha256()
     for f in sorted(_PKG.rglob("*.py")):
         h.update(str(f.relative_to(_PKG)).encode() + b"\0")
@@ -73,7 +73,7 @@ def package_fingerprint() -> str:
 def memo(name: str, compute) -> str:
     """compute() (a string that only the package's source determines), remembered on disk
     per `package_fingerprint`: a cache key whose program text takes tracing to make (the
-    pairing module's: ~45 ms in every process that verified) is then read, not made.
+    pairing module's) is then read, not made.
     An unreadable or unwritable memo costs a compute(), never a wrong result; a stale one
     cannot be read, as any edit to the package changes the file's name."""
     path = cache_root() / "memo" / f"{name}.{package_fingerprint()}"
