@@ -42,5 +42,5 @@ setup(
         # bench/report.py's plots (Axes.set_yticks with labels: matplotlib 3.5)
         "bench": ["matplotlib>=3.5", "scikit-learn"],
     },
-    entry_points={"console_scripts": ["zktensor=zktensor.cli:main"]},
+    entry_points={"console_scripts": ["zktensor=zktensor.cli:entry"]},
 )

@@ -359,8 +359,38 @@ def main(argv=None) -> int:
         return INTERNAL_ERROR
 
 
+def entry() -> None:
+    """The `zktensor` command: `main`, then a quick exit.
+
+    Interpreter finalisation in a process that imported torch tears down thousands of
+    modules and the destructors of its CUDA libraries: time that every in-process
+    `zktensor prove` paid after its files were written. Nothing is left to do by then, so
+    this runs what finalisation must (the exit handlers: the MSM helper's stop, logging's
+    flush, multiprocessing's joins), flushes the standard streams and leaves without it.
+    Idle worker threads end with the process; none of ours holds unwritten work (the proof
+    and public files are written and renamed in place before `main` returns).
+    """
+    try:
+        rc = main()
+    except SystemExit as e:                # argparse's --help and usage errors
+        rc = e.code
+    if rc is None:
+        rc = 0
+    elif not isinstance(rc, int):          # sys.exit("message"): print it, as Python would
+        print(rc, file=sys.stderr)
+        rc = 1
+    import atexit
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):      # a closed pipe: nothing more can reach it
+            pass
+    os._exit(rc & 0xFF)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    # `python -m zktensor.cli`: run the importable module's main, the one that lazily
+    # `python -m zktensor.cli`: run the importable module's entry, the one that lazily
     # loaded commands (autotune, zkml) register into, not this __main__ copy
-    from zktensor.cli import main as _main
-    sys.exit(_main())
+    from zktensor.cli import entry as _entry
+    _entry()

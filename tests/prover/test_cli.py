@@ -24,6 +24,22 @@ def test_subcommands_are_a_dict():
     assert main([]) == 2
 
 
+def test_entry_exits_quickly_but_completely():
+    """`zktensor` (cli.entry) leaves with os._exit after main: the exit handlers still run,
+    piped output is flushed, and exit codes are main's (argparse's included)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = ("import atexit, sys; from zktensor import cli; "
+            "atexit.register(lambda: print('handler ran', flush=False)); "
+            "sys.argv = ['zktensor'] + sys.argv[1:]; cli.entry(); print('not reached')")
+    for args, rc, out in ((["--help"], 0, "usage: zktensor"), ([], 2, "usage: zktensor"),
+                          (["prove"], 2, ""), (["verify", "no-vk", "no-pub", "no-proof"], 2, "")):
+        r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
+                           env=env, timeout=300)
+        assert r.returncode == rc, (args, r.stdout, r.stderr)
+        assert out in r.stdout and r.stdout.rstrip().endswith("handler ran"), (args, r.stdout)
+        assert "not reached" not in r.stdout
+
+
 def test_prove_and_verify_exit_codes(fixtures, snarkjs, tmp_path):
     fx = fixtures["multi_public"]
     proof, public, trace = tmp_path / "proof.json", tmp_path / "public.json", tmp_path / "trace.json"
