@@ -243,9 +243,10 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
 CHUNK = 1 << 12     # columns a transposed chunk: 4096 BN254 G1 points are 256 KiB, cache-sized
 POINT_MAJOR_FROM = 6 << 20     # bytes of one limb row from which the tree's gather reads point-major
 PREPARED_POINT_MAJOR_FROM = 1 << 20
-"""The same for `MSMBases` tables, kept point-major, the copy made once: a prepared table
-is gathered by every MSM over it, so the copy pays from smaller rows than a one-off
-gather's; with `cpu_gather`'s vector gathers it pays for plain tables (M = W) too."""
+"""The same for weighted `MSMBases` tables where `cpu_gather` does not compile (numpy's
+two-pass gather): a prepared table is gathered by every MSM over it, so the copy, made
+once, pays from smaller rows than a one-off gather's. With `cpu_gather`'s vector gathers
+every prepared table is point-major."""
 
 
 def point_major(t: torch.Tensor) -> torch.Tensor | None:

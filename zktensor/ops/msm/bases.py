@@ -21,10 +21,10 @@ from .device import AffinePoints
 class MSMBases:
     """Bases prepared for repeated MSMs (GZKP): 2^(j·M·c)·P_i for every checkpoint j (and the
     same for the generator, which cancels the bucket offsets), their negations and the
-    bucket offsets, as one affine table: limb-major (`table`), or point-major (`rows`,
-    `table` None) from rows of `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes (e.g. M = 1
-    tables from 2^13 BN254 G1 bases, plain ones from 2^17 where `cpu_gather` compiles, else
-    from `POINT_MAJOR_FROM`), the copy made once here instead of in every MSM
+    bucket offsets, as one affine table: point-major (`rows`, `table` None) on the CPU
+    where `cpu_gather` compiles, else limb-major (`table`) below rows of
+    `msm_tree.PREPARED_POINT_MAJOR_FROM` bytes for weighted tables and of `POINT_MAJOR_FROM`
+    for plain ones; the copy is made once here instead of in every MSM
     (`msm_tree.point_major`).
 
     On the Triton target (`resident`) the bases stay on the device (`device_points`: XYZZ as
@@ -48,10 +48,10 @@ class MSMBases:
         from ...kernels import cpu_gather, msm_tree
         self.device = xy.device
         cols = table_columns(self.n, self.J, window)
-        # numpy's point-major gather paid only on weighted tables; the compiled one on all
-        pm = self.device.type == "cpu" and cols * 4 >= (
-            msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1 or cpu_gather.available() else
-            msm_tree.POINT_MAJOR_FROM)
+        # the compiled gather reads a point-major table faster at every size, weighted or
+        # plain; numpy's two-pass gather pays only from large rows, of weighted tables sooner
+        pm = self.device.type == "cpu" and (cpu_gather.available() or cols * 4 >= (
+            msm_tree.PREPARED_POINT_MAJOR_FROM if self.J > 1 else msm_tree.POINT_MAJOR_FROM))
         table, self.tinf, self.offset_total = _weighted_table(GS, xy, inf, window, self.M, self.J, chunks,
                                                               point_major=pm)
         self.table, self.rows = (None, table) if pm else (table, None)
