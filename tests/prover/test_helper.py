@@ -162,14 +162,17 @@ def test_helper_split_follows_the_witness_weight():
 @needs_two_cores
 @pytest.mark.parametrize("chosen", [("B2",), ("B2", "c"), ("B2", "a", "b1", "c")])
 def test_every_helper_split_proves_and_snarkjs_verifies(fixtures, snarkjs, tmp_path, monkeypatch, chosen):
-    """Each split of the witness MSMs between the processes gives a proof snarkjs accepts."""
+    """Each split of the witness MSMs between the processes gives a proof snarkjs accepts;
+    where the helper has all four, this process runs its nodes on one worker."""
     from zktensor.groth16 import prover as pv
     monkeypatch.setattr(pv, "helper_split", lambda words, domain: chosen)
     fx = fixtures["multi_public"]
     with Prover(fx.zkey, r1cs=fx.r1cs, device="cpu") as P:
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
         local = {s.name for s in P.last_run.stats} & {"msm_ab1c", "msm_a", "msm_b1", "msm_c"}
+        workers = P.last_run.workers
     assert bool(local) == (len(chosen) < 4)
+    assert (workers == 1) == (len(chosen) == 4)
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
 
 

@@ -533,7 +533,7 @@ class Prover(ResidentKey):
         helper = self._helper_for(workers)
         units = helper_split(words, self.domain_size) if helper is not None else ()
         g = self.graph(check=check, where=where, helper=units, h_helper=h_share(self.domain_size, units))
-        run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g),
+        run = g.run({"w_std": w_std}, workers=workers or self.workers or self._default_workers(g, units),
                     device=self.device, profile=profile, keep=["assemble"])
         self.last_run = run
         pi_a, pi_b, pi_c = self.proof_points(run, where)
@@ -566,13 +566,19 @@ class Prover(ResidentKey):
         a_c = cat_points([pi_a.reshape(1), pi_c.reshape(1)]).to_affine()
         return a_c[0], pi_b.to_affine(), a_c[1]
 
-    def _default_workers(self, g: Graph) -> int:
+    def _default_workers(self, g: Graph, helper_units: tuple = ()) -> int:
         """One per lane on a GPU; on the CPU one per core (at most 4). An external node's
         process (the MSM helper) does not take a core off: its work leaves the cores idle
-        often enough that a worker fewer was slower (measured: the commit that made this so)."""
+        often enough that a worker fewer was slower (measured: the commit that made this so).
+        Except where the helper has every witness MSM (a light witness, `helper_split`): this
+        process is then left POLY and H, which ran faster one after the other than side by
+        side, where their launches' Python halves queue for one GIL beside the helper's
+        busy core (measured: the commit that made this so)."""
         lanes = len({n.lane for n in g.nodes.values() if n.worker == "thread"})
         if self.device.type == "cuda":
             return lanes
+        if set(WITNESS_UNITS) <= set(helper_units):
+            return 1
         return max(1, min(lanes, os.cpu_count() or 1, 4))
 
     def verify(self, proof: Proof, public) -> bool:
