@@ -54,3 +54,18 @@ def test_prepare_counts_nowhere(monkeypatch):
     with counters.record() as after:
         (torch.arange(4) + 1).sum()
     assert (after.launches, after.syncs) == (3, 0)           # arange, add, sum
+
+
+def test_counting_does_not_import_dynamo():
+    """Counting torch ops takes a TorchDispatchMode, whose wrapper would import
+    torch._dynamo (about a second, charged to the first profiled proof) at its first op;
+    counters skips that wrapper. In a fresh process, as a user's first profile runs."""
+    import subprocess
+    import sys
+    code = ("import sys, torch; from zktensor.runtime import counters; counters.prepare()\n"
+            "with counters.record() as c: torch.ones(2).sum().item()\n"
+            "assert (c.launches, c.syncs) == (2, 1), c.as_dict()\n"
+            "print('torch._dynamo' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False"]

@@ -18,6 +18,7 @@ every open record. Tests that must not trust these counts use their own guard
 """
 from __future__ import annotations
 
+import functools
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -87,6 +88,7 @@ _FREE = {"empty.memory_format", "empty_strided.default", "lift_fresh.default", "
          "set_.source_Storage_storage_offset", "resize_.default"}
 
 
+@functools.lru_cache(maxsize=1)
 def _torch_counter():
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -112,6 +114,14 @@ def _torch_counter():
             elif not func.is_view and name not in _FREE:
                 _count_op()
             return out
+    # torch wraps a mode's __torch_dispatch__ so that dynamo does not trace into it, and
+    # that wrapper imports torch._dynamo (about a second) at the first op it sees. These
+    # counters never run under torch.compile: the wrapper may call the method as it is.
+    # (Private to torch: should the attribute change, the import comes back, nothing else.)
+    method = TorchOps.__dict__["__torch_dispatch__"]
+    inner = getattr(method, "__wrapped__", None)
+    if inner is not None:
+        setattr(inner, "__dynamo_disable", inner)
     return TorchOps
 
 
