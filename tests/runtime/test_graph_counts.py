@@ -58,7 +58,7 @@ def test_prepare_counts_nowhere(monkeypatch):
 
 def test_counting_does_not_import_dynamo():
     """Counting torch ops takes a TorchDispatchMode, whose wrapper would import
-    torch._dynamo (about a second, charged to the first profiled proof) at its first op;
+    torch._dynamo (most of torch's compiler, charged to the first profiled proof) at its first op;
     counters skips that wrapper. In a fresh process, as a user's first profile runs."""
     import subprocess
     import sys

@@ -115,7 +115,7 @@ def _torch_counter():
                 _count_op()
             return out
     # torch wraps a mode's __torch_dispatch__ so that dynamo does not trace into it, and
-    # that wrapper imports torch._dynamo (about a second) at the first op it sees. These
+    # that wrapper imports torch._dynamo (most of torch's compiler) at the first op it sees. These
     # counters never run under torch.compile: the wrapper may call the method as it is.
     # (Private to torch: should the attribute change, the import comes back, nothing else.)
     method = TorchOps.__dict__["__torch_dispatch__"]
