@@ -168,8 +168,9 @@ class Group:
     cofactor: int = dc_field(init=False)
     trace: int = dc_field(init=False)  # q^degree + 1 - order
     # False: skip the scalar multiplications of the checks (r·G = O, #E·P = O), the dear
-    # part of building a record in every process. `_build` passes False for the pasted records: their constants cannot change at run time, and
-    # tests/algebra/test_curves.py builds every one of them again with the full checks.
+    # part of building a record in every process. `_build` passes False for the pasted
+    # records: their constants cannot change at run time, and tests/algebra/test_curves.py
+    # builds every one of them again with the full checks.
     check_orders: bool = dc_field(default=True, repr=False, compare=False)
 
     def __post_init__(self):

@@ -119,7 +119,11 @@ class Field:
         return x * self.R % self.p
 
     def from_mont(self, x: int) -> int:
-        return x * pow(self.R, -1, self.p) % self.p
+        return x * self.R_inv % self.p
+
+    @functools.cached_property
+    def R_inv(self) -> int:
+        return pow(self.R, -1, self.p)
 
     # -- roots of unity -------------------------------------------------------
     @functools.cached_property

@@ -360,15 +360,29 @@ class ResidentKey:
         if not names:
             return ()
         key = plan_key(self.bases[names[0]].prepared, cfg)
-        group = [t for t in names if plan_key(self.bases[t].prepared, cfg) == key]
-        live = self._live_bases
-        while len(group) > 1:
-            union = np.logical_or.reduce([live[t] for t in group])
-            fewest = min(group, key=lambda t: int(live[t].sum()))
-            if int(live[fewest].sum()) * PLAN_SHARE_SLACK >= int(union.sum()):
-                break
-            group.remove(fewest)
-        return tuple(group) if len(group) > 1 else ()
+        group = tuple(t for t in names if plan_key(self.bases[t].prepared, cfg) == key)
+        group = self._live_group(group, PLAN_SHARE_SLACK)
+        return group if len(group) > 1 else ()
+
+    def _live_group(self, group: tuple, slack: float) -> tuple:
+        """`group` less the members that leave by `_plan_group`'s live-base rule; the masks
+        never change, so each (group, slack) is worked out once (every proof builds a graph
+        that asks)."""
+        memo = self._live_groups
+        if (group, slack) not in memo:
+            live, left = self._live_bases, list(group)
+            while len(left) > 1:
+                union = int(np.logical_or.reduce([live[t] for t in left]).sum())
+                fewest = min(left, key=lambda t: self._live_counts[t])
+                if self._live_counts[fewest] * slack >= union:
+                    break
+                left.remove(fewest)
+            memo[(group, slack)] = tuple(left)
+        return memo[(group, slack)]
+
+    @functools.cached_property
+    def _live_groups(self) -> dict:
+        return {}
 
     @functools.cached_property
     def _live_bases(self) -> dict:
@@ -381,6 +395,10 @@ class ResidentKey:
                 out[name] = (np.ones(b.n, dtype=bool) if b.base_inf is None else
                              ~b.base_inf.cpu().numpy().astype(bool))
         return out
+
+    @functools.cached_property
+    def _live_counts(self) -> dict:
+        return {name: int(mask.sum()) for name, mask in self._live_bases.items()}
 
     def _msm_cfg(self) -> MSMConfig | None:
         return None if self._tuned_msm else self.msm_config

@@ -248,7 +248,7 @@ def to_host(G, flat: torch.Tensor) -> list:
     F, p = P.F, P.p
     m = flat.shape[2]
     words = np.ascontiguousarray(flat.numpy().astype(np.uint32).transpose(1, 2, 0))   # (K, m, L)
-    r_inv = pow(P.fq.R, -1, p)                    # `Field.from_mont`'s constant, made once
+    r_inv = P.fq.R_inv
     raw = words.tobytes()
     n = 4 * L
     vals = [int.from_bytes(raw[i * n:(i + 1) * n], "little") * r_inv % p for i in range(words.shape[0] * m)]
