@@ -117,6 +117,23 @@ def test_guarded_proof_on_the_triton_target(fixtures, oracle_msm, monkeypatch):
     assert e.value.constraint == want
 
 
+def test_no_helper_process_for_the_device_graph(fixtures, monkeypatch):
+    """The device graph has no helper node (its blinding takes the witness MSMs' units from
+    this process's nodes): a Prover whose proofs run it makes no helper process, even on CPU
+    tensors (the Triton target there: `zktensor.prebuild` proves this way), whatever helper
+    and workers say. (A Triton-target key loads interpreted for minutes: the CPU target's
+    Prover stands in, told that it runs the device graph.)"""
+    prover = Prover(fixtures["multiplier"].zkey, device="cpu", helper=True, table_cache=False)
+    assert not prover.on_device()
+    monkeypatch.setattr(prover, "on_device", lambda: True)
+    assert prover._helper_for(2) is None
+    monkeypatch.undo()
+    try:
+        assert prover._helper_for(2) is not None
+    finally:
+        prover.close()
+
+
 def test_host_tables_policy():
     """The largest tables go to the host until the rest fits; the chunk gives two buffers of
     each host table in what is left."""

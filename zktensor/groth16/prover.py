@@ -201,9 +201,9 @@ class Prover(ResidentKey):
     # -- the helper process -------------------------------------------------------------
     def _helper_for(self, workers: int | None):
         """The helper process for this proof (forked at the first proof that uses it), or None:
-        off on a GPU, with helper=False, with one worker (sequential proofs) or one core, and
-        once lost."""
-        if self.helper is False or self.device.type != "cpu" or self._helper_lost:
+        off on a GPU and in the device graph (`on_device`: the Triton target, on CPU tensors too),
+        with helper=False, with one worker (sequential proofs) or one core, and once lost."""
+        if self.helper is False or self.device.type != "cpu" or self.on_device() or self._helper_lost:
             return None
         if self.helper is None and ((workers or self.workers or 2) < 2 or num_threads() < 2):
             return None
