@@ -18,6 +18,9 @@
 # And every call ends by packing Triton's cache into OUTDIR (triton-cache.tar.xz, in 15 MiB
 # parts); copy those files into .gpu-fixtures/ here and the next call starts warm.
 #
+# A lent machine is given back 30 s after a call ends, and a later call starts a fresh one
+# (cold caches, minutes of device time): put every step of a session into one call.
+#
 # Results and a log go to OUTDIR (gpu.log, one file per step), packed at the end into
 # OUTDIR/gpu-results.tar.gz (the device tool returns 8 files); benchmark results also go to
 # bench/results/gpu/, saved after every row. Each step runs under `timeout` (SIGINT, so
@@ -233,6 +236,9 @@ for step in $STEPS; do
 done
 mkdir -p "$OUT/results"
 cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
+# what each compile-pass process of `zktensor warmup --device cuda` printed: the calls it
+# stopped early, which point at the kernels the pass missed
+[ -d "$ZKTENSOR_CACHE_DIR/warmup-logs" ] && cp -r "$ZKTENSOR_CACHE_DIR/warmup-logs" "$OUT/"
 # the device tool brings back at most 8 files of 16 MiB (64 MiB in all): everything but
 # Triton's cache goes into one archive, and the cache comes only in parts that fit beside it
 say "done: $STEPS"
