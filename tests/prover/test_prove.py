@@ -139,6 +139,8 @@ def test_profile_names_every_node(fixtures, provers, tmp_path, monkeypatch):
     P.prove(fixtures["poseidon_like"].wtns, profile=True, workers=1)
     st = P.last_run.by_name()
     assert st["msm_b2"].start_s < st["msm_ab1c"].start_s
+    # and the witness check, which only assemble waits for, after every other node but that
+    assert all(st["check"].start_s >= s.end_s - 1e-6 for s in P.last_run.stats if s.name not in ("check", "assemble"))
     assert json.loads((tmp_path / "t.json").read_text())["traceEvents"]
 
 

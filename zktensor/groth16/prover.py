@@ -382,9 +382,11 @@ class Prover(ResidentKey):
         hs = [n for n in ("msm_h", "msm_h_helper") if n in g.nodes]
         ins = wit + hs + ["blind_ab", "blinding"]
         if check and self.r1cs_check is not None:
-            # A·w∘B·w is POLY's Cw (the key's A and B are the .r1cs's, checked at load): only C·w is left
+            # A·w∘B·w is POLY's Cw (the key's A and B are the .r1cs's, checked at load): only C·w is left.
+            # Last among the ready nodes: only assemble waits for it, and run first it held up
+            # POLY, the critical path, wherever one worker runs it (a light witness's proof)
             g.add("check", lambda w, ab: self.r1cs_check.check(w, where, ab), ["w_std", "Cw"], lane="check",
-                  kind="check", priority=10)
+                  kind="check", priority=-1)
             ins.append("check")
         k = len(wit)
 
