@@ -52,13 +52,14 @@ def test_take_cols_point_major(monkeypatch, threads, compiled):
     assert msm_tree.point_major(t) is None
 
 
-@pytest.mark.parametrize("name,kind,layout,cap,part_cols", [
-    ("bn254.g1", "random", "limb", None, None), ("bn254.g1", "exceptional", "limb", None, None),
-    ("bn254.g1", "exceptional", "point", None, None), ("bn254.g1", "exceptional", "limb", 5, None),
-    ("bn254.g1", "opposite", "limb", None, None), ("bn254.g2", "exceptional", "limb", None, None),
-    ("bn254.g1", "exceptional", "limb", None, 40), ("bn254.g1", "exceptional", "point", 5, 24),
-    ("bn254.g2", "opposite", "limb", None, 8)])
-def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap, part_cols):
+@pytest.mark.parametrize("name,kind,layout,cap,part_cols,halving", [
+    ("bn254.g1", "random", "limb", None, None, None), ("bn254.g1", "exceptional", "limb", None, None, None),
+    ("bn254.g1", "exceptional", "point", None, None, None), ("bn254.g1", "exceptional", "limb", 5, None, None),
+    ("bn254.g1", "opposite", "limb", None, None, None), ("bn254.g2", "exceptional", "limb", None, None, None),
+    ("bn254.g1", "exceptional", "limb", None, 40, None), ("bn254.g1", "exceptional", "point", 5, 24, None),
+    ("bn254.g2", "opposite", "limb", None, 8, None), ("bn254.g1", "exceptional", "limb", None, None, 9),
+    ("bn254.g1", "opposite", "point", 5, 24, 64), ("bn254.g2", "exceptional", "point", None, None, 40)])
+def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap, part_cols, halving):
     """The bucket tree (`msm_tree.segment_sums`) on segments of every length 0..40 and a few
     long ones, so that rank blocks of every width meet (odd blocks left over, block pairs
     with and without columns past the last whole vector), and segments longer than
@@ -68,7 +69,13 @@ def test_segment_sums_every_length(monkeypatch, name, kind, layout, cap, part_co
     segment, and a segment of one point repeated; "opposite" the same without identity
     rows, so that the first identity is a sum. "point" gives the table point-major only
     (as `MSMBases` keeps large ones). part_cols: the layout summed in parts of at most that
-    many gathered columns (`msm_tree.GATHER_BYTES`), some segments longer than a part."""
+    many gathered columns (`msm_tree.GATHER_BYTES`), some segments longer than a part.
+    halving: segments from that length on summed apart by `msm_tree.halving_sum` (9: the
+    eight equal points and the opposite pairs among them)."""
+    if halving is not None:
+        monkeypatch.setattr(msm_tree, "HALVING_FROM", halving)
+        plan = msm_tree.tree_plan(np.zeros(300, dtype=np.int64), np.array([3, 100, 9, 188]))
+        assert [d for d, _ in plan.long] == ([1, 2, 3] if halving <= 9 else [1, 3] if halving <= 100 else [3])
     if cap is not None:
         monkeypatch.setattr(msm_tree, "RANK_CAP", cap)
     G = zt.group(name)

@@ -101,7 +101,7 @@ MAIN_EXTRA = 5000       # the rest of this process's work (the witness check, PO
 C_HERE_FROM = 1 << 14   # domain from which a dense witness's C MSM runs here, not in the helper
 # the helper's share of the H MSM's points after a light witness's MSMs, from each domain up
 # (`h_share`; none below the first)
-H_SHARES = ((1 << 16, 0.3), (1 << 17, 0.4), (1 << 18, 0.5))
+H_SHARES = ((1 << 16, 0.5),)
 
 
 def helper_split(words: np.ndarray, domain: int) -> tuple:
@@ -133,9 +133,10 @@ def h_share(domain: int, units: tuple) -> int:
     the share of `H_SHARES` for the domain, where its witness MSMs leave it idle beside H;
     none otherwise (smaller domains: a second request's fixed costs and H's second bucket
     reduction outweigh the gain; dense witnesses: the helper is the busier process
-    already). From interleaved timings of shares 0 to 0.6 on the bench circuits, 2^12 to
-    2^18 (commits 9a0ac92, which made the rule, 43a1ad8, and the one that made the
-    shares depend on the domain once B1 and B2 stopped sharing A's plan)."""
+    already). From interleaved timings of shares 0 to 0.7 on the bench circuits, 2^12 to
+    2^18 (commits 9a0ac92, which made the rule, 43a1ad8, the one that made the shares
+    depend on the domain once B1 and B2 stopped sharing A's plan, and the one that made
+    them one again once the scalars 1's bucket was summed by `msm_tree.halving_sum`)."""
     if not set(WITNESS_UNITS) <= set(units):
         return 0
     share = max((f for d, f in H_SHARES if domain >= d), default=0.0)

@@ -522,6 +522,10 @@ def add_ragged_jobs(GS, jobs: list[PairJob], block: int = 2, inverse_block: int 
 RANK_CAP = 64    # ranks of the rank-major layout: longer segments are first summed in pieces of
                  # this many (a level has a job per pair of ranks: the cap bounds the jobs, and
                  # a heavy bucket would otherwise leave thousands of one-column blocks)
+HALVING_FROM = 1024   # a segment at least this long (the scalars 1's bucket of a light witness) is
+                      # summed apart, by halving in XYZZ (`halving_sum`): log2 n launches of
+                      # complete additions, where in the tree its pieces took a job per pair of
+                      # ranks and its pieces' sums levels of their own, each with an inversion
 
 
 def segment_sums(GS, table: torch.Tensor | None, tinf: torch.Tensor, idx: np.ndarray, lens: np.ndarray,
@@ -561,13 +565,15 @@ class TreePlan:
     layout `blocks` with src[c] the table column of layout column c, segment s of the layout
     going to column seg[s] of the (ncols) result. With pieces (segments longer than
     RANK_CAP), the layout sums the pieces, `then` sums each long segment's pieces and
-    `short` = (result columns, piece columns) moves the one-piece segments."""
+    `short` = (result columns, piece columns) moves the one-piece segments. Segments of
+    HALVING_FROM elements and more are left out of the layout: `long`."""
     blocks: "RankBlocks | None"
     src: np.ndarray | None
     seg: np.ndarray
     ncols: int
     then: "TreePlan | None" = None
     short: tuple | None = None
+    long: tuple = ()     # (result column, table columns) of each segment summed by `halving_sum`
 
 
 def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
@@ -578,6 +584,12 @@ def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
     S = len(lens)
     seg = np.arange(S, dtype=np.int64) if dest is None else np.asarray(dest, dtype=np.int64)
     ncols = S if out_cols is None else out_cols
+    if S and lens.max() >= HALVING_FROM:
+        long = lens >= HALVING_FROM
+        starts = np.cumsum(lens) - lens
+        runs = tuple((int(seg[s]), idx[starts[s]:starts[s] + lens[s]]) for s in np.nonzero(long)[0])
+        plan = tree_plan(idx[np.repeat(~long, lens)], lens[~long], seg[~long], ncols)
+        return replace(plan, long=runs)
     if S and lens.max() > RANK_CAP:
         # cut long segments into pieces of RANK_CAP consecutive elements (the last shorter),
         # sum the pieces, then each long segment's pieces (a short one's piece is its sum)
@@ -608,16 +620,35 @@ def tree_plan(idx: np.ndarray, lens: np.ndarray, dest: np.ndarray | None = None,
 def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 2, inverse_block: int = 2,
               stats: dict | None = None, rows: torch.Tensor | None = None):
     """`segment_sums` from its plan."""
-    sums = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
-                     stats, rows)
-    if plan.then is None:
-        return sums
-    psum, pinf = sums
-    out, out_inf = tree_sums(GS, psum, pinf, plan.then, block, inverse_block, stats, point_major(psum))
-    dst, cols = plan.short
-    move_cols(out, dst, psum, cols)
-    move_cols(out_inf, dst, pinf, cols)
+    out, out_inf = rank_sums(GS, table, tinf, plan.blocks, plan.src, plan.seg, plan.ncols, block, inverse_block,
+                             stats, rows)
+    if plan.then is not None:
+        psum, pinf = out, out_inf
+        out, out_inf = tree_sums(GS, psum, pinf, plan.then, block, inverse_block, stats, point_major(psum))
+        dst, cols = plan.short
+        move_cols(out, dst, psum, cols)
+        move_cols(out_inf, dst, pinf, cols)
+    if plan.long:
+        clock = _Clock(stats)
+        for dst, cols in plan.long:
+            out[:, dst:dst + 1], out_inf[dst:dst + 1] = halving_sum(GS, table, tinf, cols, rows)
+        clock.tick("tree_long")
     return out, out_inf
+
+
+def halving_sum(GS, table, tinf, cols: np.ndarray, rows: torch.Tensor | None = None):
+    """The sum of the table's columns `cols` (one long segment, `tree_plan`): affine
+    limb-major (2d·L, 1) and its identity flag (1,). In XYZZ, by halving: the top half
+    added onto the bottom half by one launch of complete additions (`add_complete`: equal
+    and opposite points and identities are its cases), log2 n times, then one conversion."""
+    acc = to_points(GS, take_cols(table, cols, rows=rows), take_cols(tinf, cols)).data
+    while acc.shape[2] > 1:
+        m = acc.shape[2]
+        h = m // 2
+        s = point_formulas.add_complete(GS, acc[:, :, :h], acc[:, :, h:2 * h])
+        acc = torch.cat([s, acc[:, :, 2 * h:]], dim=2) if m % 2 else s
+    xy, inf = point_formulas.affine(GS, acc)
+    return from_points_xy(xy), inf
 
 
 @dataclass
