@@ -50,7 +50,7 @@ import torch
 from . import msm_ec
 from .msm_triton import ADD_PARTS, _f_add_finish, split_here
 from ..algebra.curves import lincomb
-from .point_formulas import add_complete, affine, double_n, from_host, neg, to_host
+from .point_formulas import add_complete, affine, double_n, from_host, neg, to_host, tree_sum
 
 
 def _f_lane_step(run, b, acc):
@@ -177,17 +177,6 @@ def reduce_buckets(GS, buckets: torch.Tensor, binf: torch.Tensor, rows: int, K: 
 
 
 RECURSE_FROM = 16      # K from which level 2 is itself a bucket reduction (2·sqrt(K) launches)
-
-
-def tree_sum(GS, t: torch.Tensor, rows: int, K: int) -> torch.Tensor:
-    """sum_k t[:, :, k·rows:(k+1)·rows] by a tree of complete additions (log2 K launches)."""
-    s, k = t, K
-    while k > 1:
-        half = k // 2
-        top = add_complete(GS, s[:, :, :half * rows], s[:, :, half * rows:2 * half * rows])
-        s = torch.cat([top, s[:, :, 2 * half * rows:k * rows]], dim=2) if k % 2 else top
-        k = half + (k % 2)
-    return s
 
 
 def _weighted_chunks(GS, run: torch.Tensor, rows: int, K: int, stats) -> torch.Tensor:

@@ -638,16 +638,11 @@ def tree_sums(GS, table, tinf, plan: TreePlan, block: int = 2, inverse_block: in
 
 def halving_sum(GS, table, tinf, cols: np.ndarray, rows: torch.Tensor | None = None):
     """The sum of the table's columns `cols` (one long segment, `tree_plan`): affine
-    limb-major (2d·L, 1) and its identity flag (1,). In XYZZ, by halving: the top half
-    added onto the bottom half by one launch of complete additions (`add_complete`: equal
-    and opposite points and identities are its cases), log2 n times, then one conversion."""
-    acc = to_points(GS, take_cols(table, cols, rows=rows), take_cols(tinf, cols)).data
-    while acc.shape[2] > 1:
-        m = acc.shape[2]
-        h = m // 2
-        s = point_formulas.add_complete(GS, acc[:, :, :h], acc[:, :, h:2 * h])
-        acc = torch.cat([s, acc[:, :, 2 * h:]], dim=2) if m % 2 else s
-    xy, inf = point_formulas.affine(GS, acc)
+    limb-major (2d·L, 1) and its identity flag (1,). In XYZZ, by halving (`tree_sum`: the
+    top half added onto the bottom half by one launch of complete additions, whose cases
+    are equal and opposite points and identities, log2 n times), then one conversion."""
+    pts = to_points(GS, take_cols(table, cols, rows=rows), take_cols(tinf, cols)).data
+    xy, inf = point_formulas.affine(GS, point_formulas.tree_sum(GS, pts, 1, len(cols)))
     return from_points_xy(xy), inf
 
 

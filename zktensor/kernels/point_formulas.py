@@ -202,6 +202,18 @@ def add_complete(G, A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 
 
 
+def tree_sum(G, t: torch.Tensor, rows: int, K: int) -> torch.Tensor:
+    """sum_k t[:, :, k·rows:(k+1)·rows] of flat XYZZ data by a tree of complete additions
+    (log2 K launches)."""
+    s, k = t, K
+    while k > 1:
+        half = k // 2
+        top = add_complete(G, s[:, :, :half * rows], s[:, :, half * rows:2 * half * rows])
+        s = torch.cat([top, s[:, :, 2 * half * rows:k * rows]], dim=2) if k % 2 else top
+        k = half + (k % 2)
+    return s
+
+
 def affine(G, flat: torch.Tensor):
     """(xy, inf) of flat XYZZ data (L, K, m): Montgomery affine coordinates (L, 2·degree, m)
     (zero at the identity) and the identity mask (m,)."""
