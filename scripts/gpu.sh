@@ -117,11 +117,14 @@ compile_pass() {   # name, command...: the command in GPU_SHARDS processes at on
     lim=$(limit)
     [ "$n" -gt 1 ] && [ "$lim" != 0 ] || return 0
     before=$(cubins)
+    claims=$(mktemp -d)       # first come, first compiled: a process busy compiling claims nothing more
     say "compile pass $name: $n processes: $*"
     for k in $(seq 0 $((n - 1))); do
-        ZKTENSOR_COMPILE_SHARD="$k/$n" timeout -s INT -k 20 "$lim" "$@" > "$OUT/pass-$name-$k.txt" 2>&1 &
+        ZKTENSOR_COMPILE_SHARD="$k/$n" ZKTENSOR_COMPILE_CLAIMS="$claims" \
+            timeout -s INT -k 20 "$lim" "$@" > "$OUT/pass-$name-$k.txt" 2>&1 &
     done
     wait
+    rm -rf "$claims"
     say "compile pass $name: $(( $(cubins) - before )) kernels compiled in $((SECONDS - t0)) s"
 }
 

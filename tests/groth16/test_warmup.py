@@ -57,3 +57,57 @@ def test_the_key_step_proves_with_the_users_key(monkeypatch, capsys):
     warmup.run_step("key", "bn254", "cpu")
     ns = argparse.Namespace(curves="bn254", jobs=1, force=False, device="cpu", zkey=None, wtns=None)
     assert warmup.run(argparse.Namespace(**{**vars(ns), "curves": "nope"})) == 2
+
+
+LAUNCHES = r"""
+import os, sys, torch
+import triton.runtime.interpreter as interp
+from zktensor.groth16 import warmup
+
+run, seen = interp.InterpretedFunction.run, set()
+
+
+def spec(v):        # what Triton specializes a kernel on: dtypes, 16-byte alignment, ints == 1 or % 16
+    if isinstance(v, torch.Tensor):
+        return ("T", str(v.dtype), v.data_ptr() % 16 == 0)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return ("i", v == 1, v % 16 == 0, -2**31 <= v < 2**31)
+    return repr(v)
+
+
+def launch(self, *args, grid, warmup, **kw):
+    seen.add((self.fn.__module__, self.fn.__name__, tuple(map(spec, args)),
+              tuple(sorted((k, spec(v)) for k, v in kw.items()))))
+    if not os.environ.get(warmup_env):
+        return run(self, *args, grid=grid, warmup=warmup, **kw)
+    for a in (*args, *kw.values()):     # as a compile pass does with a kernel another process owns
+        if isinstance(a, torch.Tensor):
+            a.zero_()
+
+
+warmup_env = warmup.SHARD_ENV
+interp.InterpretedFunction.run = launch
+for step in sys.argv[1:]:
+    warmup.run_step(step, "bn254", "cpu")
+print(len(seen), hash(frozenset(seen)))
+"""
+
+
+@pytest.mark.parametrize("steps", [("field", "ntt")])
+def test_a_compile_pass_launches_every_kernel_a_real_run_does(steps):
+    """Simulated on the Triton interpreter: with every launch skipped and its tensors zeroed
+    (a kernel another process of the pass owns; here all of them), each warmup call still
+    reaches every (kernel, specialization) that it reaches with real values, so the pass
+    misses nothing (before: batch_inverse's zero check stopped the field step ahead of the
+    inversion's kernels, which then compiled one at a time after the pass)."""
+    env = {k: v for k, v in os.environ.items() if k not in (warmup.SHARD_ENV, warmup.CLAIMS_ENV)}
+    env.update(ZKTENSOR_TARGET="triton", ZKTENSOR_STRATEGY="fp64", PYTHONHASHSEED="0")
+
+    def launched(**extra):
+        out = subprocess.run([sys.executable, "-c", LAUNCHES, *steps], capture_output=True, text=True,
+                             env=dict(env, **extra), timeout=900)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout.split()
+    real = launched()
+    assert int(real[0]) > 5
+    assert launched(**{warmup.SHARD_ENV: "0/1"}) == real

@@ -70,3 +70,41 @@ def test_no_environment_no_hook():
     env = {k: v for k, v in os.environ.items() if k != cs.ENV}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["False", "None"]
+
+
+CLAIMING = r"""
+import sys, types, torch
+from triton import knobs
+from zktensor.runtime import compile_shards as cs
+import zktensor.runtime.triton_modules            # installs from the environment
+hook = knobs.runtime.jit_cache_hook
+key = "(('*i32', 'D'),){}"
+skipped = []
+for n in range(int(sys.argv[1])):
+    t = torch.arange(1, 9)
+    cs._local.args = (t, 3)
+    skip = hook(key=key, repr=str(n), fn=types.SimpleNamespace(module="m", name=f"kernel_{n}"), compile={},
+                is_manual_warmup=False, already_compiled=False)
+    assert bool((t == 0).all()) == skip
+    skipped.append(skip)
+print("".join("s" if s else "c" for s in skipped))
+"""
+
+
+def test_with_a_claims_folder_the_first_process_to_reach_a_kernel_compiles_it(tmp_path):
+    def shard(k, kernels):
+        env = dict(os.environ, ZKTENSOR_COMPILE_SHARD=f"{k}/2", ZKTENSOR_COMPILE_CLAIMS=str(tmp_path))
+        out = subprocess.run([sys.executable, "-c", CLAIMING, str(kernels)], capture_output=True, text=True, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.strip()
+    # shard 1 reaches the first 20 kernels first (whatever their hash), shard 0 then finds them claimed
+    assert shard(1, 20) == "c" * 20
+    assert shard(0, 30) == "s" * 20 + "c" * 10
+    assert len(list(tmp_path.iterdir())) == 30
+
+
+def test_a_claims_folder_that_does_not_exist_is_refused(tmp_path):
+    env = dict(os.environ, ZKTENSOR_COMPILE_SHARD="0/2", ZKTENSOR_COMPILE_CLAIMS=str(tmp_path / "none"))
+    out = subprocess.run([sys.executable, "-c", "import zktensor.runtime.triton_modules"], capture_output=True,
+                         text=True, env=env)
+    assert out.returncode != 0 and "ZKTENSOR_COMPILE_CLAIMS" in out.stderr

@@ -30,7 +30,7 @@ import sys
 import time
 from contextlib import contextmanager
 
-from ..runtime.compile_shards import ENV as SHARD_ENV
+from ..runtime.compile_shards import CLAIMS_ENV, ENV as SHARD_ENV
 
 STEPS = ("field", "ntt", "msm_g1", "msm_g2", "prover", "pairing")
 
@@ -188,9 +188,15 @@ def _spawn(args, env, stderr=subprocess.PIPE):
 
 
 def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
-    """Every step of every curve in `shards` processes at once, each compiling its share of the
-    GPU kernels (runtime/compile_shards.py); the seconds it took. Progress: the GPU binaries
-    in Triton's cache."""
+    """Every step of every curve in `shards` processes at once, each compiling the GPU kernels
+    it reaches first (runtime/compile_shards.py, claims in a folder of this pass); the
+    seconds it took. Progress: the GPU binaries in Triton's cache."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="zktensor-claims-") as claims:
+        return _compile_pass_claiming(curves, device, shards, dict(env, **{CLAIMS_ENV: claims}), out, tty)
+
+
+def _compile_pass_claiming(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
     from ..runtime.cache import cache_root
     t0 = time.monotonic()
     cache = _triton_cache()
@@ -241,6 +247,7 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
         return 0
     env = dict(os.environ, ZKTENSOR_COMPILE_NOTES="off")
     env.pop(SHARD_ENV, None)
+    env.pop(CLAIMS_ENV, None)
     env.pop(KEY_ENV, None)
     if key is not None:
         env[KEY_ENV] = os.pathsep.join(str(os.path.abspath(f)) for f in key)
