@@ -62,10 +62,10 @@ def recording():
     used: dict[str, tuple] = {}
     # programs and kernel modules this process loaded earlier are memoised past the cache:
     # forget them, so that every one the block uses is looked up (and so recorded) again
-    from .kernels import elementwise, msm_device, msm_triton, ntt_triton
+    from .kernels import elementwise, msm_device, msm_triton, ntt_triton, sparse_device
     elementwise._programs.clear()
     elementwise._by_object.clear()
-    for mod in (msm_device, msm_triton, ntt_triton):
+    for mod in (msm_device, msm_triton, ntt_triton, sparse_device):
         mod._modules.clear()
 
     def note(key, d):
@@ -98,18 +98,19 @@ def on_host():
     """Inside the block, computations on the Triton target get their values from the host
     (module doc): Triton programs are generated (so recorded), then run compiled for the
     CPU target; device MSMs make their launches' arguments but not the launches, and their
-    sums are the CPU target's MSM's (written into the device program's output)."""
+    sums are the CPU target's MSM's (written into the device program's output); sparse
+    products make their kernel's module and take the CPU target's product."""
     import numpy as np
     import torch
 
     import zktensor as zt
     from .ir import ec as ec_ir
-    from .kernels import elementwise, field_programs, msm_ec, msm_triton, ntt_triton
+    from .kernels import elementwise, field_programs, msm_ec, msm_triton, ntt_triton, sparse_device
     from .kernels.ntt_plan import tables
     from .ops.msm import device
     from .ops.ntt import stage_ntt
     real_get, real_msm, real_launch = elementwise.get_program, device.device_msm, device._launch
-    real_ntt = ntt_triton.ntt_triton
+    real_ntt, real_csr = ntt_triton.ntt_triton, sparse_device.csr_matvec
 
     def get_program(prog, strategy, target, cuts=None):
         if target != "triton":
@@ -138,16 +139,25 @@ def on_host():
         plan.pre_table(), plan.post_table()
         return stage_ntt(plan, data)                            # the same transform, by stages
 
+    def csr_matvec(F, strategy, coef, cols, row_ptr, w):
+        from .groth16.r1cs_to_qap import SparseFr
+        sparse_device.module(F, strategy, True)                 # the kernel's module
+        rows = np.repeat(np.arange(row_ptr.shape[0] - 1), np.diff(row_ptr.numpy()))
+        with zt.config(target="cpu"):
+            return SparseFr(F, rows, cols.numpy(), coef, row_ptr.shape[0] - 1).matvec(w).data
+
     saved = [(m, "get_program", getattr(m, "get_program")) for m in (elementwise, field_programs, msm_ec)]
     for m, name, _ in saved:
         setattr(m, name, get_program)
     device.device_msm, device._launch, ntt_triton.ntt_triton = device_msm, (lambda *a, **kw: None), ntt
+    sparse_device.csr_matvec = csr_matvec
     try:
         yield
     finally:
         for m, name, f in saved:
             setattr(m, name, f)
         device.device_msm, device._launch, ntt_triton.ntt_triton = real_msm, real_launch, real_ntt
+        sparse_device.csr_matvec = real_csr
 
 
 # -- the workloads: each touches the programs one part of the GPU path traces ----------------

@@ -417,7 +417,7 @@ class ResidentKey:
         """Bytes of the resident key material (MSM tables and coefficients)."""
         n = sum(b.prepared.memory_bytes() for b in self.bases.values() if b.prepared is not None)
         for M in (self.A_mat, self.B_mat):
-            n += M.coef.numel() * 4 + M.cols.numel() * 8
+            n += M.coef.numel() * 4 + (M.cols.numel() + M.row_ptr.numel()) * 8
         return n
 
 

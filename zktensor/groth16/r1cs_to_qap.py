@@ -15,6 +15,9 @@ snarkjs keeps them in a ``.zkey``, c·R² mod r (the Montgomery form of c·R), a
 multiplied by the *standard-form* witness words read as if they were Montgomery
 data (w·R⁻¹): the Montgomery product is then c·w in Montgomery form, with no
 conversion of the witness at all (snarkjs's ``qap_buildABC`` does the same).
+On the Triton target a product is instead one launch, a lane per row summing its
+entries in a loop (`kernels.sparse_device`): the tree's levels were a few launches
+each, at the head of a proof's critical path.
 
 snarkjs's POLY stage (``groth16_prove.js``), followed exactly:
 
@@ -54,6 +57,8 @@ import torch
 
 from ..kernels.field_programs import run_program, to_mont
 from ..kernels.msm_tree import move_cols, take_cols
+from ..kernels import sparse_device
+from ..runtime.target import choose
 from ..ops.ntt import intt, ntt
 from ..tensor import FieldSpace, FieldTensor, field
 
@@ -209,21 +214,31 @@ class SparseFr:
     """A sparse matrix over the scalar field, for products with a witness.
 
     ``coef`` holds c·R² mod r as Montgomery data (L, nnz): multiplied by standard-form
-    witness words it gives c·w in Montgomery form (see the module docstring)."""
+    witness words it gives c·w in Montgomery form (see the module docstring). The entries
+    are kept sorted by row (stably: a row's entries in their given order), ``row_ptr``
+    (n_rows + 1) marking where each row's begin, for the Triton target's one-launch product."""
 
     def __init__(self, F: FieldSpace, rows: np.ndarray, cols: np.ndarray, coef: torch.Tensor,
                  n_rows: int, device=None):
         self.F = F
         self.n_rows = int(n_rows)
         self.nnz = int(len(rows))
-        self.cols = torch.from_numpy(np.asarray(cols, dtype=np.int64)).to(device)
+        rows = np.asarray(rows, dtype=np.int64)
+        order = np.argsort(rows, kind="stable")
+        sorted_ = bool((order == np.arange(self.nnz)).all())
+        rows = rows[order]
+        self.cols = torch.from_numpy(np.asarray(cols, dtype=np.int64)[order]).to(device)
+        coef = coef if sorted_ else coef[:, torch.from_numpy(order).to(coef.device)]
         self.coef = coef.to(device) if device is not None else coef
+        counts = np.bincount(rows, minlength=self.n_rows)[:self.n_rows] if self.nnz else np.zeros(self.n_rows, np.int64)
+        self.row_ptr = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)).to(device)
         self.plan = SegmentPlan(rows, n_rows, device)
 
     def to(self, device) -> "SparseFr":
         new = object.__new__(SparseFr)
         new.__dict__.update(self.__dict__)
         new.cols, new.coef, new.plan = self.cols.to(device), self.coef.to(device), self.plan.to(device)
+        new.row_ptr = self.row_ptr.to(device)
         return new
 
     def matvec(self, w_std: torch.Tensor) -> FieldTensor:
@@ -231,6 +246,10 @@ class SparseFr:
         F = self.F
         if self.nnz == 0:
             return F.zeros((self.n_rows,), device=w_std.device)
+        strategy, target = choose(w_std.device.type)
+        if target == "triton":
+            return FieldTensor(F, sparse_device.csr_matvec(F, strategy, self.coef, self.cols, self.row_ptr,
+                                                           w_std))
         (prod,) = run_program(F, "qap_mul", 2, _MUL, [self.coef, _take_cols(w_std, self.cols)])
         return FieldTensor(F, self.plan.sum(F, prod))
 
