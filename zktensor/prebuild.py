@@ -98,8 +98,9 @@ def on_host():
     """Inside the block, computations on the Triton target get their values from the host
     (module doc): Triton programs are generated (so recorded), then run compiled for the
     CPU target; device MSMs make their launches' arguments but not the launches, and their
-    sums are the CPU target's MSM's (written into the device program's output); sparse
-    products make their kernel's module and take the CPU target's product."""
+    sums are the CPU target's MSM's (written into the device program's output), and so are
+    `point_sums`'s; sparse products make their kernel's module and take the CPU target's
+    product."""
     import numpy as np
     import torch
 
@@ -110,7 +111,7 @@ def on_host():
     from .ops.msm import device
     from .ops.ntt import stage_ntt
     real_get, real_msm, real_launch = elementwise.get_program, device.device_msm, device._launch
-    real_ntt, real_csr = ntt_triton.ntt_triton, sparse_device.csr_matvec
+    real_ntt, real_csr, real_sums = ntt_triton.ntt_triton, sparse_device.csr_matvec, device.point_sums
 
     def get_program(prog, strategy, target, cuts=None):
         if target != "triton":
@@ -146,18 +147,29 @@ def on_host():
         with zt.config(target="cpu"):
             return SparseFr(F, rows, cols.numpy(), coef, row_ptr.shape[0] - 1).matvec(w).data
 
+    def point_sums(GS, points, M, strategy=None):
+        from .points import cat as cat_points
+        out = real_sums(GS, points, M, strategy)               # the module, its launch dropped
+        with zt.config(target="cpu"):
+            P = points.reshape(points.shape[0] // M, M)
+            while P.shape[1] > 1:                                # halving: log2(M) additions
+                h = P.shape[1] // 2
+                P = cat_points([P[:, :h] + P[:, h:2 * h]] + ([P[:, 2 * h:]] if P.shape[1] % 2 else []), dim=1)
+        out.data.copy_(P.reshape(-1).data)
+        return out
+
     saved = [(m, "get_program", getattr(m, "get_program")) for m in (elementwise, field_programs, msm_ec)]
     for m, name, _ in saved:
         setattr(m, name, get_program)
     device.device_msm, device._launch, ntt_triton.ntt_triton = device_msm, (lambda *a, **kw: None), ntt
-    sparse_device.csr_matvec = csr_matvec
+    sparse_device.csr_matvec, device.point_sums = csr_matvec, point_sums
     try:
         yield
     finally:
         for m, name, f in saved:
             setattr(m, name, f)
         device.device_msm, device._launch, ntt_triton.ntt_triton = real_msm, real_launch, real_ntt
-        sparse_device.csr_matvec = real_csr
+        sparse_device.csr_matvec, device.point_sums = real_csr, real_sums
 
 
 # -- the workloads: each touches the programs one part of the GPU path traces ----------------

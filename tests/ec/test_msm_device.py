@@ -174,6 +174,30 @@ def test_mixed_weighted_table_exact_no_sync(name):
     assert res.to_affine() == [O.msm(g, pts, ks)]
 
 
+
+@pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=pytest.mark.slow)])
+def test_point_sums_one_launch(name):
+    """`device.point_sums`: groups of M points summed in one chain launch, no host read, the
+    oracle's sums, for a group with an identity, one of equal points (a doubling), one of
+    opposite points (the identity) and a generic one; M = 1 copies."""
+    g = group_record(name)
+    G = zt.group(name)
+    P1, P2, P3 = (O.mul(g, g.generator, k) for k in (5, 11, 12345))
+    groups = [[P1, None, P2], [P3, P3, None], [P2, O.neg(g, P2), P1], [P1, P2, P3]]
+    pts = G.tensor([p for grp in groups for p in grp])
+    with zt.config(target="triton"):
+        with SyncGuard() as guard:
+            res = device.point_sums(G, pts, 3)
+        assert guard.triton_launches == 1 and guard.torch_ops == 0
+        want = [None] * 4
+        for i, grp in enumerate(groups):
+            for p in grp:
+                want[i] = O.add(g, want[i], p)
+        assert res.to_affine() == want
+        assert device.point_sums(G, G.tensor([P1, None]), 1).to_affine() == [P1, None]
+        with pytest.raises(ValueError, match="groups of 2"):
+            device.point_sums(G, G.tensor([P1, P2, P3]), 2)
+
 def test_affine_points():
     """AffinePoints: (L, 2·degree, n) words, zero at the identity, back to the same XYZZ
     points; a wrong shape is refused by name."""

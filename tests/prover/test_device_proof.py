@@ -14,9 +14,8 @@ uploads and the sums of their partial results) runs on the Triton target. The pr
 then passes the pairing verifier and snarkjs's public signals.
 
 The chunked MSM (`host_bases`) is checked against the unchunked device MSM and the oracle
-with the same stand-in for the kernels, and the one new use of the kernels, the 1-bit
-device MSM that adds the chunks' partial sums, runs interpreted against the oracle (slow:
-an interpreted device MSM costs minutes whatever its size).
+with the same stand-in for the kernels; the sum of the chunks' partial results (one
+`chain` launch, `device.point_sums`) runs interpreted.
 """
 from __future__ import annotations
 
@@ -165,13 +164,14 @@ def test_chunked_msm_exact(oracle_msm):
     with zt.config(target="triton"):
         got = hb.msm(words)
         whole = device.device_msm(G, words, P, MSMConfig())
-    assert [n for _, n, _ in oracle_msm] == [3, 3, 2, 6, 8]         # three chunks, their sum, the whole
+    assert [n for _, n, _ in oracle_msm] == [3, 3, 2, 8]            # three chunks, the whole (the chunks'
+    # sum is `device.point_sums`, its kernel interpreted)
     assert got.to_affine() == whole.to_affine() == [O.msm(g, pts, row) for row in rows]
 
 
 @pytest.mark.slow
 def test_row_sums_exact():
-    """The sum of the chunks' partial results with its kernels interpreted: a 1-bit device MSM
+    """The sum of the chunks' partial results with its kernel interpreted (`device.point_sums`)
     over two batches of two partial sums (one the identity, one a repeated point)."""
     name = "bn254.g1"
     g = group_record(name)

@@ -10,8 +10,8 @@ device program (`ops.msm.device.device_msm`) over one chunk at a time: chunk i +
 uploaded on a copy stream while chunk i's MSM runs on the caller's stream, into two device
 buffers in turn; the copy into a buffer waits, on the device, for the MSM that last read it
 (events, never the host), so the device holds two chunks and the host queues everything
-without waiting. The chunks' partial sums are added on the device by one more device MSM,
-of 1-bit scalars (its kernels resolve the exceptional additions, as the chunks' own do).
+without waiting. The chunks' partial sums are added on the device in one launch
+(`device.point_sums`: complete additions, so exceptional sums need nothing more).
 On CPU tensors (the Triton target under the interpreter) the chunks are used where they
 lie: the same MSMs and sums, no copies.
 """
@@ -128,17 +128,12 @@ class HostBases:
 
 
 def row_sums(G, parts: list) -> PointTensor:
-    """sum_c parts[c][b] for every b, on the device with no host read: one device MSM of the
-    partial sums with 1-bit scalars (a row b selects parts[.][b])."""
+    """sum_c parts[c][b] for every b, on the device with no host read: one launch
+    (`device.point_sums` over the partial sums laid out row by row)."""
     if len(parts) == 1:
         return parts[0]
-    B = parts[0].shape[0]
-    pts = PointTensor(G, torch.cat([p.data for p in parts], dim=2))          # column c·B + b
-    dev = pts.device
-    n = pts.shape[0]
-    words = torch.zeros((G.Fr.limbs, B, n), dtype=torch.int32, device=dev)
-    words[0] = (torch.arange(n, device=dev)[None, :] % B == torch.arange(B, device=dev)[:, None]).to(torch.int32)
-    return msm_device.device_msm(G, words, pts, MSMConfig(), bits=1)
+    data = torch.stack([p.data for p in parts], dim=3)                  # (L, K, B, chunks)
+    return msm_device.point_sums(G, PointTensor(G, data.reshape(data.shape[0], data.shape[1], -1)), len(parts))
 
 
 def _keep(data: torch.Tensor, device) -> torch.Tensor:

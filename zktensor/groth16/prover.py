@@ -407,7 +407,7 @@ class Prover(ResidentKey):
             blind_ab:  [pi_a, pi_c - H] = [[1, 0, 0, 1, 0, r], [s, r, 1, s, r, r·s]]
                                           · [A, B1, C, alpha_1, beta_1, delta_1]   (G1)
             blind_b:   pi_b = B2 + beta_2 + s·delta_2                              (G2)
-            assemble:  pi_c = (pi_c - H) + H: a sum of two points (1-bit scalars)
+            assemble:  pi_c = (pi_c - H) + H: a sum of two points (one launch, `point_sums`)
 
         blind_ab and blind_b run beside POLY; the critical path gains only the last sum.
         The witness check (a .r1cs given) leaves a device flag that the prover reads with
@@ -424,25 +424,23 @@ class Prover(ResidentKey):
             g.add("check", lambda w, ab: self.r1cs_check.unsatisfied(w, ab), ["w_std", "Cw"], lane="check",
                   kind="check", priority=10)
             ins.append("check")
-        ones = self._device_constants()["ones"]
+        self._device_constants()        # made here, before the run (see its docstring)
 
         def assemble(ac, pi_b, h, failed=None):
             pts = cat_points([ac[1].reshape(1), h.reshape(1)])
-            pi_c = msm_device.device_msm(self.G1, ones, pts, MSMConfig(), bits=1)[0]
+            pi_c = msm_device.point_sums(self.G1, pts, 2)[0]
             return ac[0], pi_b, pi_c, failed
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
 
     def _device_constants(self) -> dict:
         """The device graph's fixed operands, made once, when a graph is built (before any run,
         on the caller's stream, which every lane waits for): the key's points the blinding
-        MSMs add ([alpha_1, beta_1, delta_1], [beta_2, delta_2]) and the 1-bit scalars of
-        assemble's sum."""
+        MSMs add ([alpha_1, beta_1, delta_1], [beta_2, delta_2])."""
         c = getattr(self, "_dev_constants", None)
         if c is None:
             c = self._dev_constants = {
                 "g1": cat_points([self.alpha_1.reshape(1), self.beta_1.reshape(1), self.delta_1.reshape(1)]),
-                "g2": cat_points([self.beta_2.reshape(1), self.delta_2.reshape(1)]),
-                "ones": self._upload(_scalar_words(self.F, [[1, 1]]))}
+                "g2": cat_points([self.beta_2.reshape(1), self.delta_2.reshape(1)])}
         return c
 
     def _upload(self, t: torch.Tensor) -> torch.Tensor:

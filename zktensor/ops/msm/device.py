@@ -263,6 +263,25 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     return PointTensor(GS, res)
 
 
+def point_sums(GS, points: PointTensor, M: int, strategy: str | None = None) -> PointTensor:
+    """(n / M,) sums of consecutive groups of M points of 1-D points (n,): one launch of the
+    device program's `chain` (its running sum alone; complete additions, so identities,
+    equal and opposite points need nothing more), where a device MSM with 1-bit scalars
+    was its whole program (~33 launches) for the same few additions."""
+    n = points.shape[0]
+    if M < 1 or n % M:
+        raise ValueError(f"point_sums: {n} points are not groups of {M}")
+    rows = n // M
+    dev = points.device
+    interpret = dev.type != "cuda"
+    cfg = MSMConfig()
+    mod = msm_device.module(GS, strategy or cfg.strategy, dev.type, interpret)
+    out = torch.empty((GS.L, GS.K, 2 * rows), dtype=torch.int32, device=dev)       # the sums, then the chain's a
+    _go(mod.chain, rows, _chain_args(points.data, out, rows, run=(M, 0, M, 0), outs=(0, rows)), interpret,
+        cfg.block)
+    return PointTensor(GS, out[:, :, :rows])
+
+
 def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0, 0), outs=(-1, 0)) -> list:
     """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps, last_a)
     of the running sums (last_a 0: weights 0..M-1, else 1..M), horner = (M2, offset, groups,
