@@ -28,14 +28,19 @@ def test_zkey_and_wtns_go_together_and_must_exist(tmp_path):
 
 def test_the_key_step_only_with_a_key():
     assert "key" not in warmup.steps("cpu") and "key" not in warmup.steps("cuda")
-    assert warmup.steps("cpu", key=True)[-1] == "key" and warmup.steps("cuda", key=True) == (
+    assert warmup.steps("cpu", key=True)[-1] == "key" and warmup.steps("cuda", key=True, ops=True) == (
         "field", "ntt", "msm_g1", "msm_g2", "prover", "key")
+    # on a GPU with a key: its proof alone (the other steps compile kernels it never launches)
+    assert warmup.steps("cuda", key=True) == ("key",)
+    assert warmup.steps("cuda") == ("field", "ntt", "msm_g1", "msm_g2", "prover")
 
 
 def test_the_stamp_names_the_key(tmp_path):
     a = warmup._stamp(["bn254"], "cpu")
     b = warmup._stamp(["bn254"], "cpu", (DEMO / "demo.zkey", DEMO / "demo.wtns"))
     assert a != b
+    key = (DEMO / "demo.zkey", DEMO / "demo.wtns")
+    assert warmup._stamp(["bn254"], "cuda", key) != warmup._stamp(["bn254"], "cuda", key, ops=True)
 
 
 def test_a_call_fails_the_step_except_in_a_compile_pass(monkeypatch):

@@ -3,6 +3,7 @@
     zktensor warmup                 # BN254: field, NTT, G1/G2 MSMs, the prover on the demo key, the pairing
     zktensor warmup --curves bn254,bls12_381 --jobs 2
     zktensor warmup --device cuda   # the GPU proof's Triton kernels (the device graph)
+    zktensor warmup --device cuda --zkey circuit_final.zkey --wtns witness.wtns   # those of your key's proof
 
 Kernels are compiled on first use and cached on disk (`runtime.cache`); a proof on a
 fresh machine would otherwise spend its first half-minute compiling. Each step runs the
@@ -20,7 +21,8 @@ generate it). So a GPU warmup first runs a compile pass: all steps in `--jobs` p
 once, each compiling its share of the kernels (`runtime/compile_shards.py`), then the
 steps themselves, which find the kernels compiled and check that the pass missed none.
 The pairing step, the verifier's host code, is not a GPU kernel and is left to a warmup on
-the CPU.
+the CPU. With ``--zkey`` on a GPU, the proof of that key is the only step (`steps`;
+``--ops`` adds the others).
 """
 from __future__ import annotations
 
@@ -140,11 +142,22 @@ def run_step(step: str, curve: str, device: str = "cpu") -> None:
      "prover": _prover, "pairing": _pairing, "key": _key}[step](curve, device)
 
 
-def steps(device: str = "cpu", key: bool = False) -> tuple:
+def steps(device: str = "cpu", key: bool = False, ops: bool = False) -> tuple:
     """The steps of a warmup on `device` (the pairing is host code: a CPU warmup's), and a
-    proof with the user's key (`key`: one was given; once, under the first curve)."""
+    proof with the user's key (`key`: one was given; once, under the first curve).
+
+    On a GPU with a key, the proof of the key alone (unless `ops`): Triton compiles a
+    kernel per specialization, so the other steps, at their own sizes, compile point
+    programs and field kernels that the key's proof never launches (the G2 point programs
+    among the longest compiles of all), in a wait the user sits through before a first
+    proof (the commit that made this so has the counts). On the CPU a program compiles once for every size, and without
+    a key nothing says which sizes the proofs will take: every step."""
     own = ("key",) if key else ()
-    return STEPS + own if device == "cpu" else tuple(s for s in STEPS if s != "pairing") + own
+    if device == "cpu":
+        return STEPS + own
+    if key and not ops:
+        return own
+    return tuple(s for s in STEPS if s != "pairing") + own
 
 
 def _bar(done: int, total: int, what: str, t0: float) -> str:
@@ -153,7 +166,7 @@ def _bar(done: int, total: int, what: str, t0: float) -> str:
     return f"\rzktensor warmup [{'#' * fill}{'-' * (w - fill)}] {done}/{total} {what:<28} {time.monotonic() - t0:5.1f} s"
 
 
-def _stamp(curves, device: str = "cpu", key: tuple | None = None):
+def _stamp(curves, device: str = "cpu", key: tuple | None = None, ops: bool = False):
     """The file that says a warmup of `curves` on `device` ran to the end against this compiler
     and these kernels (a hash of their sources), so that setup scripts may call warmup every
     time."""
@@ -166,7 +179,7 @@ def _stamp(curves, device: str = "cpu", key: tuple | None = None):
         h.update(f.read_bytes())
     h.update(",".join(sorted(curves)).encode())
     if device != "cpu":
-        h.update(f"device {device}".encode())
+        h.update(f"device {device}{' ops' if ops else ''}".encode())
     for f in key or ():
         st = os.stat(f)
         h.update(f"{os.path.abspath(f)} {st.st_size} {st.st_mtime_ns}".encode())
@@ -187,16 +200,16 @@ def _spawn(args, env, stderr=subprocess.PIPE):
                             stdout=subprocess.DEVNULL, stderr=stderr)
 
 
-def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
+def _compile_pass(curves, device: str, shards: int, env: dict, out, tty: bool, ops: bool = False) -> float:
     """Every step of every curve in `shards` processes at once, each compiling the GPU kernels
     it reaches first (runtime/compile_shards.py, claims in a folder of this pass); the
     seconds it took. Progress: the GPU binaries in Triton's cache."""
     import tempfile
     with tempfile.TemporaryDirectory(prefix="zktensor-claims-") as claims:
-        return _compile_pass_claiming(curves, device, shards, dict(env, **{CLAIMS_ENV: claims}), out, tty)
+        return _compile_pass_claiming(curves, device, shards, dict(env, **{CLAIMS_ENV: claims}), out, tty, ops)
 
 
-def _compile_pass_claiming(curves, device: str, shards: int, env: dict, out, tty: bool) -> float:
+def _compile_pass_claiming(curves, device: str, shards: int, env: dict, out, tty: bool, ops: bool) -> float:
     from ..runtime.cache import cache_root
     t0 = time.monotonic()
     cache = _triton_cache()
@@ -204,7 +217,8 @@ def _compile_pass_claiming(curves, device: str, shards: int, env: dict, out, tty
     logs = cache_root() / "warmup-logs"
     logs.mkdir(parents=True, exist_ok=True)
     files = [open(logs / f"compile-pass-{k}.log", "wb") for k in range(shards)]
-    procs = [_spawn(["--compile-pass", ",".join(curves), device], dict(env, **{SHARD_ENV: f"{k}/{shards}"}),
+    procs = [_spawn(["--compile-pass", ",".join(curves), device, "ops" if ops else "-"],
+                    dict(env, **{SHARD_ENV: f"{k}/{shards}"}),
                     stderr=f) for k, f in enumerate(files)]
     last = ""
     while any(p.poll() is None for p in procs):
@@ -236,11 +250,12 @@ def _compile_pass_claiming(curves, device: str, shards: int, env: dict, out, tty
 
 
 def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=sys.stderr,
-           device: str = "cpu", key: tuple | None = None) -> int:
+           device: str = "cpu", key: tuple | None = None, ops: bool = False) -> int:
     """Run every (step, curve) in a process of its own on `device`, `jobs` at a time; 0 if all
     succeeded. On a GPU, a compile pass in `jobs` processes (default: the cores) goes first.
-    key: (zkey, wtns), a proof with the user's own key as one more step."""
-    stamp = _stamp(curves, device, key)
+    key: (zkey, wtns), a proof with the user's own key as one more step (on a GPU the only
+    one, unless `ops`: `steps`)."""
+    stamp = _stamp(curves, device, key, ops)
     if stamp.exists() and not force:
         print(f"zktensor warmup: the kernels are compiled already ({stamp.parent}; --force runs it again)",
               file=out)
@@ -251,13 +266,13 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     env.pop(KEY_ENV, None)
     if key is not None:
         env[KEY_ENV] = os.pathsep.join(str(os.path.abspath(f)) for f in key)
-    tasks = [(s, c) for c in curves for s in steps(device, key is not None) if s != "key" or c == curves[0]]
+    tasks = [(s, c) for c in curves for s in steps(device, key is not None, ops) if s != "key" or c == curves[0]]
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     tty = out.isatty()
     t0 = time.monotonic()
     if device != "cpu":
-        _compile_pass(curves, device, max(1, jobs or os.cpu_count() or 1), env, out, tty)
+        _compile_pass(curves, device, max(1, jobs or os.cpu_count() or 1), env, out, tty, ops)
     jobs = max(1, jobs or min(len(tasks), os.cpu_count() or 1, 4))
     pending, running, failed, done = list(tasks), {}, [], 0
     while pending or running:
@@ -292,10 +307,10 @@ def warmup(curves=("bn254",), jobs: int | None = None, force: bool = False, out=
     return 1 if failed else 0
 
 
-def compile_pass_main(curves: str, device: str) -> int:
+def compile_pass_main(curves: str, device: str, ops: bool = False) -> int:
     """One process of the compile pass: every step of every curve, each call attempted."""
     for i, c in enumerate(curves.split(",")):
-        for s in steps(device, bool(os.environ.get(KEY_ENV))):
+        for s in steps(device, bool(os.environ.get(KEY_ENV)), ops):
             if s != "key" or i == 0:
                 with _attempt():
                     run_step(s, c, device)
@@ -315,6 +330,8 @@ def configure(p) -> None:
     p.add_argument("--zkey", help="also a proof with this proving key (with --wtns): the kernels in the "
                    "specializations its sizes need")
     p.add_argument("--wtns", help="the witness for --zkey's proof")
+    p.add_argument("--ops", action="store_true", help="with --device cuda and --zkey: also the field, NTT and MSM "
+                   "operations at small sizes (without --zkey they always run)")
 
 
 def run(a) -> int:
@@ -337,10 +354,11 @@ def run(a) -> int:
         if f is not None and not os.path.isfile(f):
             print(f"zktensor: error: {f}: no such file", file=sys.stderr)
             return 2
-    return warmup(curves, a.jobs, a.force, device=device, key=(zkey, wtns) if zkey else None)
+    return warmup(curves, a.jobs, a.force, device=device, key=(zkey, wtns) if zkey else None,
+                  ops=bool(getattr(a, "ops", False)))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "--compile-pass":
-        sys.exit(compile_pass_main(sys.argv[2], sys.argv[3]))
+        sys.exit(compile_pass_main(sys.argv[2], sys.argv[3], sys.argv[4] == "ops"))
     run_step(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "cpu")
