@@ -232,13 +232,22 @@ class SparseFr:
         self.coef = coef.to(device) if device is not None else coef
         counts = np.bincount(rows, minlength=self.n_rows)[:self.n_rows] if self.nnz else np.zeros(self.n_rows, np.int64)
         self.row_ptr = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)).to(device)
-        self.plan = SegmentPlan(rows, n_rows, device)
+        # the CPU target's tree: made with the matrix where products will run there, else on
+        # the first product that does (the Triton target's kernel needs none of its indices)
+        self._rows = rows
+        self._plan = SegmentPlan(rows, n_rows, device) if choose(self.coef.device.type)[1] == "cpu" else None
+
+    @property
+    def plan(self) -> SegmentPlan:
+        if self._plan is None:
+            self._plan = SegmentPlan(self._rows, self.n_rows, self.coef.device)
+        return self._plan
 
     def to(self, device) -> "SparseFr":
         new = object.__new__(SparseFr)
         new.__dict__.update(self.__dict__)
-        new.cols, new.coef, new.plan = self.cols.to(device), self.coef.to(device), self.plan.to(device)
-        new.row_ptr = self.row_ptr.to(device)
+        new.cols, new.coef, new.row_ptr = self.cols.to(device), self.coef.to(device), self.row_ptr.to(device)
+        new._plan = self._plan.to(device) if self._plan is not None else None
         return new
 
     def matvec(self, w_std: torch.Tensor) -> FieldTensor:

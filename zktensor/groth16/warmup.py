@@ -150,8 +150,9 @@ def steps(device: str = "cpu", key: bool = False, ops: bool = False) -> tuple:
     kernel per specialization, so the other steps, at their own sizes, compile point
     programs and field kernels that the key's proof never launches (the G2 point programs
     among the longest compiles of all), in a wait the user sits through before a first
-    proof (the commit that made this so has the counts). On the CPU a program compiles once for every size, and without
-    a key nothing says which sizes the proofs will take: every step."""
+    proof (the commit that made this so has the counts). On the CPU a program compiles
+    once for every size, and without a key nothing says which sizes the proofs will
+    take: every step."""
     own = ("key",) if key else ()
     if device == "cpu":
         return STEPS + own
