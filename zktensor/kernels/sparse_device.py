@@ -20,7 +20,7 @@ passes them, likewise.
 
 Every size and stride is a runtime argument, so the kernel compiles once per field,
 strategy and BLOCK. Kernel here, host wrapper `csr_matvec` below, reference: the CPU
-target's `SegmentPlan` sums and the tests' Python ints (tests/groth16/test_sparse_device.py).
+target's `SegmentPlan` sums and the tests' Python ints (tests/kernels/test_sparse_device.py).
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ coefficient section counts the coefficients), and the tables are the ones
 `groth16.key.ResidentKey` makes, sized as it budgets them (`key.auto_checkpoints`,
 `ops.msm.prepared_bytes`): H and B2, and the G1 witness tables side by side up to
 `key.MERGE_UPTO` wires, apart above; plus A's and B's coefficients, one field element
-and one int64 column index each. tests/serve/test_residency.py holds it equal to
+and one int64 column index each, and each matrix's row pointers (domainSize + 1 int64). tests/serve/test_residency.py holds it equal to
 ``Prover.memory_bytes()`` on real keys; where it is off (a tuned window the cost model
 would not choose, or a GPU: no estimate), the eviction after the load still holds the
 budget.
@@ -58,4 +58,4 @@ def resident_bytes(path, device, plain: bool = False) -> int | None:
     checkpoints = {name: PLAIN for name in tables} if plain else auto_checkpoints(tables, dev)
     total = sum(prepared_bytes(G, m, checkpoints[name], n_hint=k) for name, (G, m, k) in tables.items() if m)
     limbs = field(f"{hd['curve']}.fr").limbs
-    return total + hd["n_coefs"] * (limbs * 4 + 8)
+    return total + hd["n_coefs"] * (limbs * 4 + 8) + 2 * (d + 1) * 8
