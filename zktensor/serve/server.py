@@ -81,8 +81,7 @@ class Service:
                 return {"ok": True, "pid": os.getpid()}
             if op == "status":
                 return self.status()
-            if op == "stop":
-                threading.Thread(target=self.stop, daemon=True).start()
+            if op == "stop":        # stopped by the connection's handler, once this reply is sent
                 return {"ok": True, "pid": os.getpid()}
             if op == "prove":
                 with self._count:
@@ -301,6 +300,10 @@ class _Handler(socketserver.BaseRequestHandler):
             protocol.send(self.request, reply)
         except OSError:
             pass                                # the client went away: nothing to tell it
+        if req.get("op") == "stop" and reply.get("ok"):
+            # only now: stopped first, the process could exit before the reply left, and
+            # `serve --stop` would report a service lost mid-request
+            threading.Thread(target=svc.stop, daemon=True).start()
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
