@@ -33,6 +33,7 @@ from .kernels import msm_ec
 from .kernels.point_formulas import add_complete, affine, comps, cross, double_n, f_curve, is_id, is_zero, neg
 from .kernels.elementwise import broadcast_shapes
 from .kernels.field_programs import from_mont
+from .runtime import compile_shards
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
 
 class GroupSpace:
@@ -116,7 +117,7 @@ class GroupSpace:
         m = xy.shape[2]
         if check and m:
             bad = self._off_curve(xy) & ~inf
-            if bool(bad.any()) and not _compile_pass():     # (a compile pass's values are meaningless)
+            if bool(bad.any()) and not compile_shards.active():     # (a compile pass's values are meaningless)
                 i = int(torch.nonzero(bad)[0])
                 raise ValueError(f"{self.name}: point {i} is not on the curve")
         data = torch.zeros((L, self.K, m), dtype=torch.int32, device=xy.device)
@@ -465,8 +466,3 @@ def cat(points, dim: int = 0) -> PointTensor:
         points[0]._same(p)
     nd = len(points[0].shape)
     return PointTensor(G, torch.cat([p.data for p in points], dim=(dim % nd) + 2))
-
-
-def _compile_pass() -> bool:
-    from .runtime import compile_shards
-    return compile_shards.active()

@@ -148,14 +148,12 @@ def on_host():
             return SparseFr(F, rows, cols.numpy(), coef, row_ptr.shape[0] - 1).matvec(w).data
 
     def point_sums(GS, points, M, strategy=None):
-        from .points import cat as cat_points
+        from .kernels.point_formulas import tree_sum
         out = real_sums(GS, points, M, strategy)               # the module, its launch dropped
+        rows = points.shape[0] // M
+        by_k = points.data.reshape(GS.L, GS.K, rows, M).transpose(2, 3).reshape(GS.L, GS.K, M * rows)
         with zt.config(target="cpu"):
-            P = points.reshape(points.shape[0] // M, M)
-            while P.shape[1] > 1:                                # halving: log2(M) additions
-                h = P.shape[1] // 2
-                P = cat_points([P[:, :h] + P[:, h:2 * h]] + ([P[:, 2 * h:]] if P.shape[1] % 2 else []), dim=1)
-        out.data.copy_(P.reshape(-1).data)
+            out.data.copy_(tree_sum(GS, by_k, rows, M))       # column k·rows + r: group r's k-th point
         return out
 
     saved = [(m, "get_program", getattr(m, "get_program")) for m in (elementwise, field_programs, msm_ec)]

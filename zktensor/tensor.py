@@ -15,6 +15,7 @@ import torch
 from .algebra import Field, field as field_record
 from .kernels.elementwise import broadcast_shapes
 from .kernels.field_programs import OPS, from_mont, run_program, to_mont
+from .runtime import compile_shards
 
 
 class FieldSpace:
@@ -352,12 +353,7 @@ def check_nonzero(x: FieldTensor) -> None:
     runtime/compile_shards.py, whose values are meaningless: there the inversion's kernels
     would go uncompiled behind the error)."""
     zero = x.is_zero()
-    if bool(zero.any()) and not _compile_pass():
+    if bool(zero.any()) and not compile_shards.active():
         idx = tuple(int(i) for i in torch.nonzero(zero.reshape(zero.shape) if zero.dim() else
                                                       zero.reshape(1))[0])
         raise ZeroDivisionError(f"{x.F.name}: inverse of zero (at index {idx})")
-
-
-def _compile_pass() -> bool:
-    from .runtime import compile_shards
-    return compile_shards.active()

@@ -93,7 +93,6 @@ def test_sparse_matvec_with_stored_coefficients(curve):
     assert got == want
 
 
-
 def _eval(coeffs, x, p):
     acc = 0
     for c in reversed(coeffs):

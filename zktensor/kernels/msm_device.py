@@ -68,11 +68,12 @@ import threading
 
 import torch
 
-from ..runtime import cache
+from ..runtime import cache, counters
 from . import msm_ec
 from .elementwise import get_program
-from ..runtime.triton_modules import load_triton_module
-from .msm_triton import ADD_PARTS, _join_words, _split_words
+from ..runtime.triton_modules import generated_module, triton_mode
+from ..runtime.triton_passes import skip_coalesce
+from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
 TEMPLATE_VERSION = "3"
 KERNELS = ("accumulate", "accumulate_affine", "chain")
@@ -466,15 +467,22 @@ def module(GS, strategy, device_type: str, interpret: bool):
         mod = _modules.get(k)
         if mod is None:
             src = module_source(GS, strategy, device_type)
-            key = cache.entry_key(src, TEMPLATE_VERSION, "triton-msm-device")
-
-            def build(d):
-                with open(f"{d}/kernels.py", "w") as f:
-                    f.write(src)
-                return {"kind": "msm_device", "kernels": list(KERNELS)}
-            entry = cache.lookup(key) or cache.build(key, build)
-            mod = _modules[k] = load_triton_module(str(entry / "kernels.py"), interpret)
+            mod = _modules[k] = generated_module(src, cache.entry_key(src, TEMPLATE_VERSION, "triton-msm-device"),
+                                                 {"kind": "msm_device", "kernels": list(KERNELS)}, interpret)
         return mod
+
+
+def launch(kernel, grid, args, interpret: bool, block: int) -> None:
+    """Launch a kernel of this module's convention (or of one built on it, `sparse_device`):
+    one lane a thread, so the warps follow from BLOCK; compiled without Triton's coalescing
+    pass (`runtime.triton_passes`); counted (`runtime.counters`)."""
+    with counters.kernel():
+        if interpret:
+            with triton_mode(True):
+                kernel[grid](*args, BLOCK=block)
+        else:
+            with skip_coalesce():
+                kernel[grid](*args, BLOCK=block, num_warps=num_warps(block))
 
 
 def strides(t: torch.Tensor) -> list:

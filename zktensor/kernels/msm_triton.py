@@ -33,7 +33,7 @@ from ..ir import ec as E
 from ..runtime import counters
 from ..runtime import cache
 from . import msm_ec
-from ..runtime.triton_modules import load_triton_module, triton_mode
+from ..runtime.triton_modules import generated_module, triton_mode
 from .elementwise import triton_cdiv
 from ..runtime.triton_passes import skip_coalesce
 
@@ -154,14 +154,9 @@ def module(compiled, interpret: bool):
         mod = _modules.get(key_local)
         if mod is None:
             src = module_source(compiled)
-            key = cache.entry_key(src, TEMPLATE_VERSION, "triton-point")
-
-            def build(d):
-                with open(f"{d}/kernels.py", "w") as f:
-                    f.write(src)
-                return {"kind": "msm_triton", "kernels": ["point_kernel"]}
-            entry = cache.lookup(key) or cache.build(key, build)
-            mod = _modules[key_local] = load_triton_module(str(entry / "kernels.py"), interpret)
+            mod = _modules[key_local] = generated_module(
+                src, cache.entry_key(src, TEMPLATE_VERSION, "triton-point"),
+                {"kind": "msm_triton", "kernels": ["point_kernel"]}, interpret)
         return mod
 
 

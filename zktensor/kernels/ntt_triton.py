@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import torch
 
 from ..runtime import cache, counters
-from ..runtime.triton_modules import load_triton_module, triton_mode
+from ..runtime.triton_modules import generated_module, triton_mode
 from .elementwise import get_program
 from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev, bitrev_index, tables
 
@@ -215,14 +215,8 @@ def module(F, strategy: str, interpret: bool):
         mod = _modules.get(key_local)
         if mod is None:
             src = module_source(F, strategy)
-            key = cache.entry_key(src, strategy, "triton-ntt")
-
-            def build(d):
-                with open(f"{d}/kernels.py", "w") as f:
-                    f.write(src)
-                return {"kind": "ntt_triton", "kernels": ["ntt_pass"]}
-            entry = cache.lookup(key) or cache.build(key, build)
-            mod = _modules[key_local] = load_triton_module(str(entry / "kernels.py"), interpret)
+            mod = _modules[key_local] = generated_module(src, cache.entry_key(src, strategy, "triton-ntt"),
+                                                         {"kind": "ntt_triton", "kernels": ["ntt_pass"]}, interpret)
         return mod
 
 

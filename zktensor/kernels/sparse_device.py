@@ -28,16 +28,14 @@ import threading
 
 import torch
 
-from ..runtime import cache, counters
-from ..runtime.triton_modules import load_triton_module, triton_mode
-from ..runtime.triton_passes import skip_coalesce
+from ..runtime import cache
+from ..runtime.triton_modules import generated_module
 from .elementwise import get_program, triton_cdiv
 from .field_programs import program
-from .msm_device import Shape, _arr, _ints, _kernel_head, _load, _store, device_function
-from .msm_triton import num_warps
+from .msm_device import Shape, _arr, _ints, _kernel_head, _load, _store, device_function, launch
 
 TEMPLATE_VERSION = "1"
-BLOCK = 64                    # rows a program on a GPU (one a thread)
+BLOCK = 64                    # rows a program on a GPU (one a thread: 2 warps)
 INTERPRET_BLOCK = 1 << 14     # most rows a program under the interpreter (its cost is per program)
 
 
@@ -89,14 +87,8 @@ def module(F, strategy: str, interpret: bool):
         mod = _modules.get(k)
         if mod is None:
             src = module_source(F, strategy)
-            key = cache.entry_key(src, TEMPLATE_VERSION, "triton-sparse-device")
-
-            def build(d):
-                with open(f"{d}/kernels.py", "w") as f:
-                    f.write(src)
-                return {"kind": "sparse_device", "kernels": ["csr_fma"]}
-            entry = cache.lookup(key) or cache.build(key, build)
-            mod = _modules[k] = load_triton_module(str(entry / "kernels.py"), interpret)
+            mod = _modules[k] = generated_module(src, cache.entry_key(src, TEMPLATE_VERSION, "triton-sparse-device"),
+                                                 {"kind": "sparse_device", "kernels": ["csr_fma"]}, interpret)
         return mod
 
 
@@ -132,16 +124,6 @@ def aot_signature(fn, block: int = BLOCK) -> tuple[dict, dict]:
         else:
             sig[a] = {"coef": "*i32", "w": "*i32", "out": "*i32", "cols": "*i64", "row_ptr": "*i64"}.get(a, "i64")
     return sig, const
-
-
-def launch(kernel, grid, args, interpret: bool, block: int) -> None:
-    with counters.kernel():
-        if interpret:
-            with triton_mode(True):
-                kernel[grid](*args, BLOCK=block)
-        else:
-            with skip_coalesce():
-                kernel[grid](*args, BLOCK=block, num_warps=num_warps(max(block, 32)))
 
 
 __all__ = ["csr_matvec", "module", "module_source", "aot_signature"]

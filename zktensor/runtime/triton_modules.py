@@ -49,6 +49,20 @@ def _skip_discarded_overflow_checks():
         builder.options = dataclasses.replace(opts, sanitize_overflow=False)
 
 
+def generated_module(src: str, key: str, meta: dict, interpret: bool):
+    """Generated Triton source as a loaded module: written once to the kernel cache's entry
+    `key` (`meta`: the entry's description, e.g. {"kind", "kernels"}), found there (or in the
+    pre-built folder) later, and imported (`load_triton_module`)."""
+    from . import cache
+
+    def build(d):
+        with open(f"{d}/kernels.py", "w") as f:
+            f.write(src)
+        return meta
+    entry = cache.lookup(key) or cache.build(key, build)
+    return load_triton_module(str(entry / "kernels.py"), interpret)
+
+
 def load_triton_module(path: str, interpret: bool):
     """Import generated Triton source; `interpret` picks the CPU interpreter."""
     with triton_mode(interpret):

@@ -39,11 +39,8 @@ import torch.nn.functional as Fn
 
 from ...runtime.target import choose
 from ...kernels import msm_device
-from ...runtime.triton_modules import triton_mode
 from ...kernels.elementwise import triton_cdiv
-from ...runtime.triton_passes import skip_coalesce
 from ...points import PointTensor
-from ...runtime import counters
 from ...tensor import FieldTensor
 
 from .model import MSMConfig, n_windows
@@ -106,13 +103,7 @@ def _const(key, make):
 
 
 def _launch(kernel, grid, args, interpret: bool, block: int):
-    with counters.kernel():
-        if interpret:
-            with triton_mode(True):
-                kernel[grid](*args, BLOCK=block)
-        else:
-            with skip_coalesce():
-                kernel[grid](*args, BLOCK=block, num_warps=msm_device_warps(block))
+    msm_device.launch(kernel, grid, args, interpret, block)       # (a seam the tests and prebuild replace)
 
 
 def _go(kernel, lanes: int, args, interpret: bool, block: int):
@@ -124,9 +115,6 @@ def _go(kernel, lanes: int, args, interpret: bool, block: int):
     _launch(kernel, (triton_cdiv(lanes, block),), args, interpret, block)
 
 
-def msm_device_warps(block: int) -> int:
-    from ...kernels.msm_triton import num_warps
-    return num_warps(block)
 
 
 class AffinePoints:
