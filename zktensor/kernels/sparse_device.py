@@ -2,8 +2,8 @@
 
 The POLY stage's A·w and B·w and the witness check's C·w (`groth16.r1cs_to_qap.SparseFr`)
 on the CPU target are a product per entry and a tree of segment sums (`SegmentPlan`), a
-few launches per level of the tree. On the Triton target that was ~45 launches for each
-product of a 2^12 circuit, at the head of the proof's critical path. Here one lane sums
+few launches per level of the tree; on the Triton target those launches were at the head
+of the proof's critical path (counts: the commit that added this module). Here one lane sums
 one row in a loop, with the compiler's multiply-add (the traced program ``acc + c·w``,
 lowered by the field pipeline and limbs-to-triton, pasted in as ``fma_fn``):
 

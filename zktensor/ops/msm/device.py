@@ -255,7 +255,7 @@ def point_sums(GS, points: PointTensor, M: int, strategy: str | None = None) -> 
     """(n / M,) sums of consecutive groups of M points of 1-D points (n,): one launch of the
     device program's `chain` (its running sum alone; complete additions, so identities,
     equal and opposite points need nothing more), where a device MSM with 1-bit scalars
-    was its whole program (~33 launches) for the same few additions."""
+    was its whole program (digits, sort, rounds, reduction) for the same few additions."""
     n = points.shape[0]
     if M < 1 or n % M:
         raise ValueError(f"point_sums: {n} points are not groups of {M}")
