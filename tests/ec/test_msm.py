@@ -33,15 +33,19 @@ def _cfg(name, **kw):
 
 @pytest.mark.parametrize("name", PAIRING_GROUPS + ["mnt4753.g1"])
 def test_msm_matches_oracle(name, monkeypatch):
-    """Edge scalars and bases; the plain table point-major (compiled gathers) and limb-major
-    (numpy's, where the gathers do not compile)."""
+    """Edge scalars and bases, by the default accumulation (the lanes loop at this size,
+    where it runs) and by the tree; the plain table point-major (compiled gathers) and
+    limb-major (numpy's, where the gathers do not compile)."""
     from zktensor.kernels import cpu_gather
     g, G, bases, ks = edge_case(name, 12 if name == "mnt4753.g1" else 20)
     want = O.msm(g, bases, ks)
+    tree = MSMConfig(accumulation="tree")
     assert zt.msm(ks, G.tensor(bases), _cfg(name)).to_affine() == want
+    assert zt.msm(ks, G.tensor(bases), tree).to_affine() == want
     assert zt.msm(G.Fr.tensor(ks), G.tensor(bases), _cfg(name)).to_affine() == want
     monkeypatch.setattr(cpu_gather, "ENABLED", False)
     assert zt.msm(ks, G.tensor(bases), _cfg(name)).to_affine() == want
+    assert zt.msm(ks, G.tensor(bases), tree).to_affine() == want
 
 
 @pytest.mark.parametrize("name", PAIRING_GROUPS)
@@ -59,20 +63,22 @@ def test_msm_matches_py_ecc(name):
 
 
 CONFIGS = [
-    MSMConfig(window=2),
-    MSMConfig(window=3, chunks=1, reduction="suffix"),
-    MSMConfig(window=5, chunks=16, reduction="suffix"),
-    MSMConfig(window=8, tree_block=1, inverse_block=2),
-    MSMConfig(window=6, tree_block=2, inverse_block=8),
-    MSMConfig(window=7, tree_block=4, inverse_block=4),
-    MSMConfig(window=4, offset=False),
-    MSMConfig(window=4, offset=False, reduction="suffix"),
-    MSMConfig(window=4, sparse=False),
-    MSMConfig(window=16),
+    MSMConfig(window=2, accumulation="tree"),
+    MSMConfig(window=3, chunks=1, reduction="suffix", accumulation="tree"),
+    MSMConfig(window=5, chunks=16, reduction="suffix", accumulation="tree"),
+    MSMConfig(window=8, tree_block=1, inverse_block=2, accumulation="tree"),
+    MSMConfig(window=6, tree_block=2, inverse_block=8, accumulation="tree"),
+    MSMConfig(window=7, tree_block=4, inverse_block=4, accumulation="tree"),
+    MSMConfig(window=4, offset=False, accumulation="tree"),
+    MSMConfig(window=4, offset=False, reduction="suffix", accumulation="tree"),
+    MSMConfig(window=4, sparse=False, accumulation="tree"),
+    MSMConfig(window=16, accumulation="tree"),
+    MSMConfig(accumulation="lanes"),
+    MSMConfig(accumulation="lanes", sparse=False),
 ]
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"c{c.window}-K{c.chunks}-B{c.tree_block}"
+@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: f"{c.accumulation}-c{c.window}-K{c.chunks}-B{c.tree_block}"
                          f"-{c.reduction}{'' if c.offset else '-nooffset'}{'' if c.sparse else '-nosparse'}")
 def test_msm_configs(cfg):
     name = "bn254.g1"
@@ -85,8 +91,10 @@ def test_msm_configs_other_groups(name):
     g, G, bases, ks = edge_case(name, 16)
     want = O.msm(g, bases, ks)
     P = G.tensor(bases)
-    for kw in (dict(window=3, offset=False), dict(window=7, sparse=False, chunks=2, reduction="suffix"),
-               dict(window=6, offset=False, reduction="suffix")):
+    for kw in (dict(window=3, offset=False, accumulation="tree"),
+               dict(window=7, sparse=False, chunks=2, reduction="suffix", accumulation="tree"),
+               dict(window=6, offset=False, reduction="suffix", accumulation="tree"),
+               dict(accumulation="lanes")):
         assert zt.msm(ks, P, _cfg(name, **kw)).to_affine() == want
 
 
@@ -128,16 +136,17 @@ def test_exceptional_inputs(monkeypatch, tail, host):
     P = G.tensor([p] * n)
     for ks in ([3] * n, [3] * 8 + [g.r - 3] * 8, [2 ** 40 + 7] * n):
         want = O.mul(g, p, sum(ks) % g.r)
-        for cfg in (MSMConfig(window=3), MSMConfig(window=3, offset=False), MSMConfig(window=6, chunks=1)):
+        for cfg in (MSMConfig(window=3, accumulation="tree"), MSMConfig(window=3, offset=False, accumulation="tree"),
+                    MSMConfig(window=6, chunks=1, accumulation="tree"), MSMConfig(accumulation="lanes")):
             stats = {}
             assert zt.msm(ks, P, cfg, stats=stats).to_affine() == want
     # ... and the reductions did meet them (the halving one in its batch-affine pairs, the
     # suffix one in its lanes)
     stats = {}
-    zt.msm([3] * n, P, MSMConfig(window=3, offset=False), stats=stats)
+    zt.msm([3] * n, P, MSMConfig(window=3, offset=False, accumulation="tree"), stats=stats)
     assert stats["reduce_exceptional"] > 0 or tail is None
     stats = {}
-    zt.msm([3] * n, P, MSMConfig(window=3, offset=False, reduction="suffix"), stats=stats)
+    zt.msm([3] * n, P, MSMConfig(window=3, offset=False, reduction="suffix", accumulation="tree"), stats=stats)
     assert stats.get("slow_lanes", 0) > 0
 
 
@@ -160,16 +169,19 @@ def test_thread_counts(monkeypatch, threads):
     name = "bn254.g1"
     g, G, bases, ks = edge_case(name, 20)
     P = G.tensor(bases)
-    assert zt.msm(ks, P, MSMConfig(window=5)).to_affine() == O.msm(g, bases, ks)
+    tree = MSMConfig(accumulation="tree")
+    assert zt.msm(ks, P, MSMConfig(window=5, accumulation="tree")).to_affine() == O.msm(g, bases, ks)
     rows = [ks, scalars(name, 20, seed=3)]
-    assert zt.msm(rows, P, MSMConfig(window=6)).to_affine() == [O.msm(g, bases, r) for r in rows]
-    prepared = zt.msm_prepare(P, window=5, checkpoint=4)
+    assert zt.msm(rows, P, MSMConfig(window=6, accumulation="tree")).to_affine() == [O.msm(g, bases, r) for r in rows]
+    assert zt.msm(rows, P, MSMConfig(accumulation="lanes")).to_affine() == [O.msm(g, bases, r) for r in rows]
+    prepared = zt.msm_prepare(P, window=5, checkpoint=4, config=tree)
     assert prepared.table is None and prepared.rows is not None      # kept point-major only
     assert zt.msm(ks, prepared).to_affine() == O.msm(g, bases, ks)
     p = oracle_points(name, 1)[0]
     for red, key in (("halving", "reduce_exceptional"), ("suffix", "slow_lanes")):
         stats = {}
-        same = zt.msm([3] * 16, G.tensor([p] * 16), MSMConfig(window=3, offset=False, reduction=red),
+        same = zt.msm([3] * 16, G.tensor([p] * 16), MSMConfig(window=3, offset=False, reduction=red,
+                                                              accumulation="tree"),
                       stats=stats)
         assert same.to_affine() == O.mul(g, p, 48) and stats.get(key, 0) > 0
 
@@ -208,7 +220,7 @@ def test_prepared_bases(monkeypatch, layout):
     pts = list(oracle_points(name, 12))
     P = G.tensor(pts + [None])
     for checkpoint in (1, 3, None):
-        bases = zt.msm_prepare(P, window=5, checkpoint=checkpoint)
+        bases = zt.msm_prepare(P, window=5, checkpoint=checkpoint, config=MSMConfig(accumulation="tree"))
         assert bases.M == (checkpoint or 1) and bases.J == -(-bases.W // bases.M)
         assert (bases.table is None) == (layout == "point")
         for seed in (1, 2):
@@ -216,7 +228,12 @@ def test_prepared_bases(monkeypatch, layout):
             stats = {}
             assert zt.msm(ks, bases, stats=stats).to_affine() == O.msm(g, pts + [None], ks)
             assert stats["rounds"] == bases.M
-    full = zt.msm_prepare(P, window=5, checkpoint=n_windows(g.r.bit_length(), 5))
+            # the lanes loop over the same table: its first checkpoint and the negations
+            lanes = MSMConfig(accumulation="lanes")
+            assert zt.msm(ks, bases, lanes, stats=stats).to_affine() == O.msm(g, pts + [None], ks)
+            assert stats["accumulation"] == "lanes"
+    full = zt.msm_prepare(P, window=5, checkpoint=n_windows(g.r.bit_length(), 5),
+                          config=MSMConfig(accumulation="tree"))
     assert full.J == 1 and (full.table is None) == (layout == "point")
     ks = scalars(name, 13, seed=3)
     assert zt.msm(ks, full).to_affine() == O.msm(g, pts + [None], ks)
@@ -242,6 +259,16 @@ def test_cost_model():
     cs = [choose_window(n, 254) for n in (2 ** 4, 2 ** 10, 2 ** 16, 2 ** 20)]
     assert cs == sorted(cs) and all(2 <= c <= 16 for c in cs)
     assert choose_window(2 ** 16, 254, checkpoint=1) >= cs[2]
+    # the lanes loop: eight windows a group, so a window count just under a multiple of 8
+    # (c = 8: 32 windows of a 254-bit scalar) and wider windows for more entries
+    from zktensor.kernels import msm_small_cpu
+    from zktensor.ops.msm import LANES_UPTO, choose_accumulation, lanes_window
+    assert lanes_window(2 ** 12, 254) == 8 and n_windows(254, 8) == 32
+    assert lanes_window(2 ** 6, 254) <= lanes_window(2 ** 12, 254) <= lanes_window(2 ** 16, 254)
+    here = "lanes" if msm_small_cpu.available() else "tree"
+    assert choose_accumulation(LANES_UPTO, MSMConfig()) == here
+    assert choose_accumulation(LANES_UPTO + 1, MSMConfig()) == "tree"
+    assert choose_accumulation(1, MSMConfig(accumulation="tree")) == "tree"
 
 
 def test_errors():
@@ -267,6 +294,8 @@ def test_errors():
         zt.msm([1, 2, 3], P, MSMConfig(window=21))
     with pytest.raises(ValueError, match="reduction must be one of"):
         MSMConfig(reduction="prefix")
+    with pytest.raises(ValueError, match="accumulation must be one of"):
+        MSMConfig(accumulation="loop")
 
 
 def test_cpu_strategy_is_fp64_for_every_group_where_ifma():
@@ -299,15 +328,19 @@ def test_sparse_scalars_window_and_ones():
     coef = [sum(ks[i] for i in range(j, n, 6)) % g.r for j in range(6)]     # same bases, summed
     want = O.msm(g, pts, coef)
     stats = {}
-    assert zt.msm(ks, G.tensor(bases), stats=stats).to_affine() == want
+    tree = MSMConfig(accumulation="tree")
+    assert zt.msm(ks, G.tensor(bases), tree, stats=stats).to_affine() == want
     dense = sum(1 for k in ks if k > 1)
     assert stats["dense"] == dense and stats["ones"] == sum(1 for k in ks if k == 1)
     bits = g.r.bit_length()
     assert stats["window"] == choose_window(dense, bits) < choose_window(n, bits)
-    assert zt.msm(ks, G.tensor(bases), MSMConfig(sparse=False)).to_affine() == want
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(sparse=False, accumulation="tree")).to_affine() == want
     # the ones' bucket is longer than RANK_CAP: summed in pieces, with and without offsets
     assert stats["ones"] > RANK_CAP
-    assert zt.msm(ks, G.tensor(bases), MSMConfig(offset=False)).to_affine() == want
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(offset=False, accumulation="tree")).to_affine() == want
+    # the lanes loop: the ones are entries of the first group of windows only
+    assert zt.msm(ks, G.tensor(bases), MSMConfig(accumulation="lanes"), stats=stats).to_affine() == want
+    assert stats["accumulation"] == "lanes"
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", "bls12_381.g2"])
@@ -448,9 +481,10 @@ def test_window_past_16_bits(monkeypatch, counting):
     P = zt.group(name).tensor(pts)
     want = O.msm(g, pts, ks)
     stats = {}
-    assert zt.msm(ks, P, MSMConfig(window=17), stats=stats).to_affine() == want
+    tree = MSMConfig(accumulation="tree")
+    assert zt.msm(ks, P, MSMConfig(window=17, accumulation="tree"), stats=stats).to_affine() == want
     assert stats["window"] == 17
-    assert zt.msm(ks, zt.msm_prepare(P, window=17, checkpoint=1)).to_affine() == want
+    assert zt.msm(ks, zt.msm_prepare(P, window=17, checkpoint=1, config=tree)).to_affine() == want
 
 
 @pytest.mark.parametrize("checkpoint", [1, 1024])
@@ -472,7 +506,8 @@ def test_sparse_plan_against_prepared_bases(checkpoint):
         ks[i] = int(rng.integers(2, 1 << 12))                  # short values
     ks[5], ks[200] = r - 1, scalars("bn254.g1", 1, seed=4)[0]  # two full-width
     rows = [ks, ks[::-1]]
-    bases = {nm: zt.msm_prepare(zt.group(nm).tensor(pts[nm]), window=12, checkpoint=checkpoint)
+    bases = {nm: zt.msm_prepare(zt.group(nm).tensor(pts[nm]), window=12, checkpoint=checkpoint,
+                                config=MSMConfig(accumulation="tree"))
              for nm in names}
     plan = zt.msm_plan(ks, *bases.values())
     batch = zt.msm_plan(rows, *bases.values())

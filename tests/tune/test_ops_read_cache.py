@@ -151,15 +151,17 @@ def test_msm_uses_the_tuned_config(cache_file):
     k = F.random(16)
     with config(tuned=False):
         ref = zt.msm(k, P).to_affine()
-    put(cache_file, "msm", "bn254.g1", 16, {"window": 3})
+    put(cache_file, "msm", "bn254.g1", 16, {"window": 3, "accumulation": "tree"})
     st = {}
     assert zt.msm(k, P, stats=st).to_affine() == ref and st["window"] == 3
-    with config(msm={"window": 5}):
+    with config(msm={"window": 5, "accumulation": "tree"}):
         zt.msm(k, P, stats=st)
     assert st["window"] == 5
-    zt.msm(k, P, config=zt.MSMConfig(window=6), stats=st)
+    zt.msm(k, P, config=zt.MSMConfig(window=6, accumulation="tree"), stats=st)
     assert st["window"] == 6
-    put(cache_file, "msm_prepared", "bn254.g1", 16, {"window": 4, "checkpoint": 16})
+    put(cache_file, "msm", "bn254.g1", 16, {"accumulation": "lanes"})
+    assert zt.msm(k, P, stats=st).to_affine() == ref and st["accumulation"] == "lanes"
+    put(cache_file, "msm_prepared", "bn254.g1", 16, {"window": 4, "checkpoint": 16, "accumulation": "tree"})
     bases = zt.msm_prepare(P)
     assert (bases.window, bases.M) == (4, 16)
     assert zt.msm(k, bases, stats=st).to_affine() == ref and st["window"] == 4

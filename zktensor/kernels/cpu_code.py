@@ -179,3 +179,54 @@ class Loops:
             f.argtypes = [kinds[k] for k in params]
             f.restype = None
         return lib
+
+
+# -- private vector functions over limbs (the compiler's field arithmetic) --------------------
+
+
+def vector_function(F, name: str, groups: list, body, ifma: bool, lanes: int = 8,
+                    strategy: str = "fp64") -> str:
+    """`func.func private @name` over `lanes`-lane vectors of F's limbs: its arguments are
+    `groups`, each (count, type) — count values of i32 storage words ("i32") or of the
+    strategy's limbs ("i64") — and body(e, A, args) returns the results (`ir.builder.V`
+    lists), with args[g][i] the limbs of value i of group g."""
+    from ..ir.builder import Emitter, V
+    from ..passes.limb_arith import limb_arith
+
+    e = Emitter(lanes=lanes)
+    A = limb_arith(strategy, e, F, ifma=ifma)
+    args, k = [], 0
+    for count, ty in groups:
+        width = F.limbs32 if ty == "i32" else A.n
+        group = []
+        for _ in range(count):
+            group.append([V(f"%a{k}_{j}", ty) for j in range(width)])
+            k += 1
+        args.append(group)
+    results = body(e, A, args)
+    flat_args = ", ".join(f"{a.name}: {e.ty(a.type)}" for g in args for xs in g for a in xs)
+    rtypes = ", ".join(e.ty(r.type) for r in results)
+    return "\n".join([f"  func.func private @{name}({flat_args}) -> ({rtypes}) {{",
+                      e.text(),
+                      f"    func.return {', '.join(r.name for r in results)} : {rtypes}",
+                      "  }"])
+
+
+def field_func(prog):
+    """A traced program (a field `Program`, or an `ec` program: through ec-to-field) as one
+    canonicalized `FieldFunc`, ready for `apply`."""
+    from ..passes import canonicalize, lower_ec
+    from ..passes.field_io import FieldFunc
+    (f,) = canonicalize.run([FieldFunc.from_program(lower_ec(prog))])
+    return f
+
+
+def apply(A, F, e, f, inputs: list) -> list:
+    """The limbs of f's outputs for the limbs of its inputs (one list per argument), its
+    nodes lowered inline by field-to-limbs."""
+    from ..passes.field_to_limbs import lower_nodes
+    if len(inputs) != f.n_args:
+        raise ValueError(f"{f.name}: {f.n_args} arguments, got {len(inputs)}")
+    vals = dict(enumerate(inputs))
+    lower_nodes(A, F, e, f, vals)
+    return [vals[o] for o in f.outputs]

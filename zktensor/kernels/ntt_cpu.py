@@ -41,7 +41,7 @@ import threading
 import torch
 
 from ..runtime import cache
-from .cpu_code import Code, compile_module
+from .cpu_code import Code, apply, compile_module, field_func, vector_function
 from .ntt_plan import BF_DIF, BF_DIT, SCALE, apply_scale, bitrev_index, tables
 from ..runtime.cpu_isa import cpu_options
 from ..runtime.threads import launch_threads
@@ -59,46 +59,20 @@ PASSES = ("col_dif", "row_dif", "row_dit", "col_dit")
 def _limb_functions(F, ifma: bool) -> list[str]:
     """Private vector functions over 52-bit limbs: the two butterflies, a
     product, and the conversions from/to the 32-bit storage words."""
-    from ..ir.builder import Emitter, V
     from ..ir.program import trace
-    from ..passes import canonicalize
-    from ..passes.field_io import FieldFunc
-    from ..passes.field_to_limbs import lower_nodes
-    from ..passes.limb_arith import limb_arith
-
-    out = []
-    n52 = F.limbs52
-
-    def func(name, n_in_vals, in_type, body):
-        e = Emitter(lanes=LANES)
-        A = limb_arith("fp64", e, F, ifma=ifma)
-        width = F.limbs32 if in_type == "i32" else n52
-        args = [[V(f"%a{i}_{j}", in_type) for j in range(width)] for i in range(n_in_vals)]
-        results = body(e, A, args)
-        flat_args = ", ".join(f"{a.name}: {e.ty(a.type)}" for xs in args for a in xs)
-        rtypes = ", ".join(e.ty(r.type) for r in results)
-        out.append("\n".join([
-            f"  func.func private @{name}({flat_args}) -> ({rtypes}) {{",
-            e.text(),
-            f"    func.return {', '.join(r.name for r in results)} : {rtypes}",
-            "  }"]))
 
     def traced(fn, n_inputs):
-        prog = trace(fn, F, n_inputs)
-        (f,) = canonicalize.run([FieldFunc.from_program(prog)])
+        f = field_func(trace(fn, F, n_inputs))
+        return lambda e, A, args: [x for o in apply(A, F, e, f, args[0]) for x in o]
 
-        def body(e, A, args):
-            vals = {i: args[i] for i in range(f.n_args)}
-            lower_nodes(A, F, e, f, vals)
-            return [x for o in f.outputs for x in vals[o]]
-        return body
+    def func(name, n_in, in_type, body):
+        return vector_function(F, name, [(n_in, in_type)], body, ifma, LANES)
 
-    func("bf_dif", 3, "i64", traced(BF_DIF, 3))
-    func("bf_dit", 3, "i64", traced(BF_DIT, 3))
-    func("scale", 2, "i64", traced(SCALE, 2))
-    func("to52", 1, "i32", lambda e, A, args: A.from_words(args[0]))
-    func("to32", 1, "i64", lambda e, A, args: A.to_words(args[0]))
-    return out
+    return [func("bf_dif", 3, "i64", traced(BF_DIF, 3)),
+            func("bf_dit", 3, "i64", traced(BF_DIT, 3)),
+            func("scale", 2, "i64", traced(SCALE, 2)),
+            func("to52", 1, "i32", lambda e, A, args: A.from_words(args[0][0])),
+            func("to32", 1, "i64", lambda e, A, args: A.to_words(args[0][0]))]
 
 
 ARGS = ("src", "src_ls", "src_ps", "dst", "dst_ls", "dst_ps", "tw", "tw_ls",

@@ -12,7 +12,7 @@ Per op and device (values outside what the hardware has are never offered):
 |---|---|---|
 | mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK with num_warps = BLOCK / 32 (or / 64), num_stages |
 | ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, strategy |
-| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split | the device MSM: window (around `device_window`), segment, BLOCK (warps = BLOCK / 32), strategy |
+| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split, then the lanes loop against the best tree | the device MSM: window (around `device_window`), segment, BLOCK (warps = BLOCK / 32), strategy |
 | msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | as msm (the device keeps prepared bases as they are) |
 """
 from __future__ import annotations
@@ -189,6 +189,11 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
     axes.append(Axis("strategy", strategies))
     if sparse:
         axes.append(Axis("sparse", [False]))
+    from ..kernels import msm_small_cpu
+    if msm_small_cpu.available():
+        # the knobs above are the tree's: it is the base, and the loop (its own window) last
+        base["accumulation"] = "tree"
+        axes.append(Axis("accumulation", ["lanes"]))
     return Space(base, axes)
 
 

@@ -43,6 +43,14 @@ Algorithm (signed-digit Pippenger; see `MSMConfig` for the knobs):
    one fused launch of XYZZ additions.
 6. Windows combined by Horner (doublings fused up to `point_formulas.max_chain` per launch).
 
+Small MSMs on the CPU (`MSMConfig.accumulation`, by default up to `LANES_UPTO` scalars a
+row) replace steps 3-6 by the lanes loop (`kernels.msm_small_cpu`): windows of their own
+width, eight at a time as the lanes of one compiled loop that adds every base into its
+bucket with complete mixed XYZZ additions, reduces the buckets and weights the groups of
+eight, then eight points combined on the host. It reads the table's first checkpoint and
+negations only. Per addition it costs more field products than the tree's batch-affine
+ones, and no launch per level: it wins while launches outweigh products.
+
 Load balance: the unit of work of every launch is a pair (tree) or a lane
 (reduction), never a bucket, so threads and GPU blocks get equal shares however
 the digits are distributed; a heavy bucket costs log2(size) tree levels.
@@ -56,20 +64,23 @@ ceil(W/M) copies of the bases. M = 1 merges every window into one bucket set
 
 The package, one concept a module: `model` (MSMConfig, cost model), `scalars` (words,
 signed digits, sparse split), `offsets` (bucket offsets), `bases` (prepared bases,
-msm_prepare), `plan` (CPU digits, counting sort, tree layout), `accumulate` (CPU bucket
-sums), `reduce` (CPU bucket reduction and window combination), `device` (the Triton
-target: the whole MSM as device-resident launches, see there) and `api` (msm, msm_many,
-msm_plan). The CPU target runs steps 1-6 above; the Triton target runs `device`.
+msm_prepare), `plan` (CPU digits, counting sort, tree layout; the lanes loop's digits),
+`accumulate` (CPU bucket sums), `reduce` (CPU bucket reduction and window combination;
+the lanes loop's sums), `device` (the Triton target: the whole MSM as device-resident
+launches, see there) and `api` (msm, msm_many, msm_plan). The CPU target runs steps 1-6
+above or the lanes loop; the Triton target runs `device`.
 """
 from .api import msm, msm_many, msm_plan, plan_key
 from .bases import MSMBases, double_n_many, msm_prepare, prepared_bytes, table_columns
-from .model import (MAX_WINDOW, REDUCTIONS, MSMConfig, auto_strategy, check_window, choose_chunks,
-                    choose_window, cost, n_windows)
+from .model import (ACCUMULATIONS, LANES_UPTO, MAX_WINDOW, REDUCTIONS, MSMConfig, auto_strategy,
+                    check_window, choose_accumulation, choose_chunks, choose_window, cost, lanes_window,
+                    n_windows)
 from .offsets import bucket_offsets
 from .plan import MSMPlan
 from .scalars import scalar_words, signed_digits, split_scalars, window_widths
 
-__all__ = ["MAX_WINDOW", "MSMBases", "MSMConfig", "MSMPlan", "REDUCTIONS", "auto_strategy", "bucket_offsets",
-           "check_window", "choose_chunks", "choose_window", "cost", "double_n_many", "msm", "msm_many",
-           "msm_plan", "msm_prepare", "n_windows", "plan_key", "prepared_bytes", "scalar_words",
-           "signed_digits", "split_scalars", "table_columns", "window_widths"]
+__all__ = ["ACCUMULATIONS", "LANES_UPTO", "MAX_WINDOW", "MSMBases", "MSMConfig", "MSMPlan",
+           "REDUCTIONS", "auto_strategy", "bucket_offsets", "check_window", "choose_accumulation",
+           "choose_chunks", "choose_window", "cost", "double_n_many", "lanes_window", "msm",
+           "msm_many", "msm_plan", "msm_prepare", "n_windows", "plan_key", "prepared_bytes",
+           "scalar_words", "signed_digits", "split_scalars", "table_columns", "window_widths"]

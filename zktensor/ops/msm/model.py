@@ -20,6 +20,13 @@ class MSMConfig:
     """The knobs of `msm`, for callers and the autotuner. None means: chosen by the cost model.
 
     window       c, bits per signed-digit window (2..MAX_WINDOW = 20)
+    accumulation CPU target: "tree" (the batch-affine bucket tree, `kernels.msm_tree`, then
+                 the bucket reduction) or "lanes" (eight windows at a time as the lanes of
+                 one compiled loop of complete XYZZ additions, `kernels.msm_small_cpu`: a call
+                 per eight windows where the tree takes hundreds of launches, for ~1.7x the
+                 field products an addition); None: "lanes" up to `LANES_UPTO` entries a
+                 row where the loop runs (8-lane AVX-512), else "tree". "lanes" chooses its
+                 own window (`lanes_window`; it reads prepared bases' first checkpoint only)
     reduction    bucket reduction: "halving" (batch-affine, `msm_reduce.reduce_halving`) or
                  "suffix" (blocked XYZZ suffix sums, `msm_reduce.reduce_buckets`)
     chunks       K, lanes per bucket row in the suffix reduction (power of two <= 2^(c-1)); it
@@ -53,6 +60,7 @@ class MSMConfig:
                  until a GPU measures it against the XYZZ bases.
     """
     window: int | None = None
+    accumulation: str | None = None
     chunks: int | None = None
     reduction: str = "halving"
     checkpoint: int | None = None
@@ -69,6 +77,9 @@ class MSMConfig:
     mixed: bool = False
 
     def __post_init__(self):
+        if self.accumulation not in (None,) + ACCUMULATIONS:
+            raise ValueError(f"MSMConfig.accumulation must be one of {ACCUMULATIONS} or None, "
+                             f"got {self.accumulation!r}")
         if self.reduction not in REDUCTIONS:
             raise ValueError(f"MSMConfig.reduction must be one of {REDUCTIONS}, got {self.reduction!r}")
         if self.block < 32 or self.block & (self.block - 1):
@@ -78,6 +89,8 @@ class MSMConfig:
 
 
 REDUCTIONS = ("halving", "suffix")
+ACCUMULATIONS = ("tree", "lanes")
+LANES_UPTO = 1 << 14     # entries a row up to which the lanes loop runs by default (the A/B is in the commit that set it)
 
 
 def msm_config(G, n: int, device, batch: int = 1, prepared: bool = False) -> MSMConfig:
@@ -139,3 +152,19 @@ def choose_chunks(N: int) -> int:
 def check_window(c):
     if not 2 <= c <= MAX_WINDOW:
         raise ValueError(f"window must be in [2, {MAX_WINDOW}], got {c}")
+
+
+def lanes_window(n: int, bits: int, max_window: int = 16) -> int:
+    """The window of the lanes loop for n entries: a group of eight windows costs a step
+    per entry plus two full additions (~1.5 mixed ones each) per bucket in its reduction."""
+    def steps(c):
+        return -(-n_windows(bits, c) // 8) * (n + 3 * (1 << (c - 1)))
+    return min(range(1, max_window + 1), key=steps)
+
+
+def choose_accumulation(entries: int, cfg: MSMConfig) -> str:
+    """cfg.accumulation, else "lanes" up to LANES_UPTO entries where the loop runs."""
+    if cfg.accumulation is not None:
+        return cfg.accumulation
+    from ...kernels import msm_small_cpu
+    return "lanes" if entries <= LANES_UPTO and msm_small_cpu.available() else "tree"

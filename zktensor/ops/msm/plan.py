@@ -9,6 +9,7 @@ import numpy as np
 
 from ...runtime.threads import host_parallel, launch_threads
 
+from .model import choose_accumulation, lanes_window, n_windows
 from .scalars import signed_digits
 
 PIECE_MIN = 1 << 15     # digits a piece of a bucket row holds at least (`_bucket_layout`)
@@ -17,6 +18,16 @@ SPARSE_BUCKETS = 8      # a plan whose live buckets are fewer than 1/SPARSE_BUCK
                         # 1, a few short values) puts no offset point in its buckets, and its
                         # reduction follows the live buckets (`msm_reduce.reduce_sparse`):
                         # the offsets and the halving would cost a sum over every bucket
+
+
+@dataclass
+class LanePlan:
+    """The plan of the lanes loop (`kernels.msm_small_cpu`, MSMConfig.accumulation "lanes"):
+    per batch row, its scalars' table columns (k,) and signed digits (W, k) of c-bit windows;
+    the negated bases sit at column neg_off + column."""
+    c: int
+    rows: list
+    neg_off: int
 
 
 @dataclass
@@ -42,6 +53,7 @@ class MSMPlan:
     sparse: bool = False    # few live buckets (`SPARSE_BUCKETS`): reduced by `msm_reduce.reduce_sparse`
     scalars: object = None  # bases on the device: the scalars themselves (the device program
                             # makes its digits and sort in its own launches)
+    lanes: LanePlan | None = None   # the lanes loop's plan, where it sums the buckets (tree None)
 
     @property
     def rows(self) -> int:
@@ -55,10 +67,13 @@ class MSMPlan:
 
 
 def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
-    """Digits, sort and bucket layout of `_pippenger`'s jobs."""
+    """Digits, sort and bucket layout of `_pippenger`'s jobs (or the lanes loop's digits)."""
     from ...kernels.msm_tree import Clock
     clock = Clock(stats)
     Bt = len(jobs)
+    entries = max((len(cb) for _, cb in jobs), default=0)
+    if choose_accumulation(entries, cfg) == "lanes":
+        return _lane_plan(jobs, n, J, Fr, clock)
     Lr = Fr.limbs
     r = Fr.p
     c = max(widths)
@@ -95,6 +110,21 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     clock.tick("digits")
     tree, heavy, entries = _bucket_layout(dgs, cmaps, N, K, J * (n + 1), cfg, stats, offset, sparse)
     return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries, offset=offset, sparse=sparse)
+
+
+def _lane_plan(jobs, n, J, Fr, clock) -> MSMPlan:
+    """The lanes loop's plan: every row's digits in windows of its own c (the table's first
+    checkpoint holds the bases at columns 0..n-1, their negations at J·(n+1)...)."""
+    bits = Fr.p.bit_length()
+    c = lanes_window(max((len(cb) for _, cb in jobs), default=0), bits)
+    W = n_windows(bits, c)
+    rows = []
+    for wb, cb in jobs:
+        words = np.asarray(wb, dtype=np.uint32).reshape(-1, Fr.limbs)
+        rows.append((np.asarray(cb, dtype=np.int64), signed_digits(words, c, W)))
+    clock.tick("digits")
+    return MSMPlan(None, None, False, len(jobs), 1, [0], [c] * W, J, sum(len(cb) for _, cb in jobs),
+                   offset=False, lanes=LanePlan(c, rows, J * (n + 1)))
 
 
 def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats, offset: bool, sparse: bool):

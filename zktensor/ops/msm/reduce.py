@@ -4,6 +4,8 @@ combination of the rows' sums into each MSM's result (Horner on tensors, or on t
 for a few rows)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ...kernels.point_formulas import add_complete
 from ...points import PointTensor
 
@@ -15,6 +17,8 @@ from .plan import MSMPlan
 def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
     """The plan's MSMs against a table: bucket sums, reduction, combination."""
     from ...kernels.msm_tree import Clock
+    if plan.lanes is not None:
+        return _lane_sums(GS, table, plan, dev, stats, table_rows)
     T = _bucket_rows(GS, table, tinf.to(dev), plan, cfg, stats, table_rows)   # (L, 4d, rows)
     clock = Clock(stats)
     Bt, M, round_off = plan.Bt, len(plan.round_off), plan.round_off
@@ -30,6 +34,28 @@ def _sums(GS, table, tinf, plan: MSMPlan, cfg, dev, stats, table_rows=None):
         stats.update(window=max(plan.widths), widths=plan.widths, windows=len(plan.widths), rounds=M,
                      checkpoints=plan.J, chunks=plan.K, buckets=plan.rows * plan.N, entries=plan.entries)
     return PointTensor(GS, res.contiguous())
+
+
+def _lane_sums(GS, table, plan: MSMPlan, dev, stats, table_rows=None):
+    """The plan's MSMs by the lanes loop (`kernels.msm_small_cpu`): a call per eight windows
+    and one to weight them, then eight points combined on the host, per batch row."""
+    from ...kernels import msm_small_cpu
+    from ...kernels.msm_tree import Clock
+    from ...kernels.point_formulas import from_host
+    from ...runtime import counters
+    clock = Clock(stats)
+    lp = plan.lanes
+    rows = table_rows.numpy() if table_rows is not None else np.ascontiguousarray(table.numpy().T)
+    sums = []
+    for cols, digits in lp.rows:
+        words = msm_small_cpu.lane_sums(GS, rows, lp.neg_off, cols, digits, lp.c)
+        counters.launch(-(-digits.shape[0] // msm_small_cpu.LANES) + 1)
+        sums.append(msm_small_cpu.combine(GS, words, lp.c))
+    clock.tick("lanes")
+    if stats is not None:
+        stats.update(accumulation="lanes", window=lp.c, widths=plan.widths, windows=len(plan.widths), rounds=1,
+                     checkpoints=plan.J, entries=plan.entries)
+    return PointTensor(GS, from_host(GS, sums, device=dev).contiguous())
 
 
 HOST_COMBINE_ROWS = 4   # batch rows up to which the windows are combined on the host: a BN254 G1

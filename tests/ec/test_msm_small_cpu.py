@@ -1,0 +1,79 @@
+"""The window-lane MSM loop (`kernels/msm_small_cpu.py`) against the Python-int oracle
+(tests/oracles/ec.py): every group, windows of 1 to 13 bits, and the cases its complete
+additions choose between (an empty bucket, P = Q in a bucket, P = -Q in a bucket, an
+identity partial sum in the reduction)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zktensor as zt
+from tests.ec.ec_support import ALL_GROUPS, PAIRING_GROUPS, oracle_points, scalars
+from tests.oracles import ec as O
+from zktensor.kernels import msm_small_cpu as ms
+from zktensor.ops.msm.bases import _weighted_table
+from zktensor.ops.msm.model import n_windows
+from zktensor.ops.msm.scalars import scalar_words, signed_digits
+
+pytestmark = pytest.mark.skipif(not ms.available(), reason="needs 8-lane AVX-512 vectors")
+
+
+def _run(name, pts, ks, c):
+    """The loop's MSM of affine oracle points (no identity) and scalars, windows of c bits."""
+    GS = zt.group(name)
+    xy, inf = GS.tensor(pts).affine()
+    n = len(pts)
+    table = _weighted_table(GS, xy, inf, c, 1, 1, 1, point_major=True)[0].numpy()
+    words = scalar_words(GS, ks)[0]
+    dig = signed_digits(words, c, n_windows(GS.r.bit_length(), c))
+    out = ms.lane_sums(GS, table, n + 1, np.arange(n, dtype=np.int64), dig, c)
+    return ms.combine(GS, out, c)
+
+
+@pytest.mark.parametrize("name", ALL_GROUPS)
+def test_random(name):
+    pts = list(oracle_points(name, 24))
+    ks = scalars(name, 24)
+    assert _run(name, pts, ks, 6) == O.msm(zt.group(name).params, pts, ks)
+
+
+@pytest.mark.parametrize("c", [1, 2, 5, 8, 13])
+def test_windows(c):
+    name = "bn254.g1"
+    pts = list(oracle_points(name, 12))
+    ks = scalars(name, 12, seed=c)
+    assert _run(name, pts, ks, c) == O.msm(zt.group(name).params, pts, ks)
+
+
+@pytest.mark.parametrize("name", PAIRING_GROUPS)
+def test_exceptional(name):
+    """Equal points in one bucket (the doubling), a point and its negation in one bucket
+    (the identity), identity bases (all-zero words in the table), scalars 0, 1, r - 1, and a
+    sum that is the identity."""
+    G = zt.group(name).params
+    P, Q, R = oracle_points(name, 3)
+    k = scalars(name, 1, seed=7)[0]
+    pts = [P, P, Q, O.neg(G, Q), R, R, P, Q, None, None]
+    ks = [k, k, k, k, 0, 1, G.r - 1, 1, k, 1]
+    assert _run(name, pts, ks, 4) == O.msm(G, pts, ks)
+    # the identity: k·P + (r - k)·P
+    assert _run(name, [P, P], [k, G.r - k], 5) is None
+    assert _run(name, [P], [0], 3) is None
+    assert _run(name, [None, None], [k, k], 3) is None
+
+
+def test_bad_inputs():
+    GS = zt.group("bn254.g1")
+    pts = list(oracle_points("bn254.g1", 4))
+    xy, inf = GS.tensor(pts).affine()
+    table = _weighted_table(GS, xy, inf, 4, 1, 1, 1, point_major=True)[0].numpy()
+    cols = np.arange(4, dtype=np.int64)
+    dig = np.zeros((64, 4), dtype=np.int32)
+    with pytest.raises(ValueError, match="past"):
+        ms.lane_sums(GS, table, 5, cols, dig + 9, 4)
+    with pytest.raises(ValueError, match="outside the table"):
+        ms.lane_sums(GS, table, 5, cols + 100, dig, 4)
+    with pytest.raises(ValueError, match="int32 point-major"):
+        ms.lane_sums(GS, table.astype(np.int64), 5, cols, dig, 4)
+    with pytest.raises(ValueError, match="windows of 1 to"):
+        ms.lane_sums(GS, table, 5, cols, dig, 17)

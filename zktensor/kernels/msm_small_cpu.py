@@ -1,0 +1,396 @@
+"""Small MSMs on the CPU in one call a group of windows: signed-digit Pippenger with the
+windows as the lanes of 8-lane vectors.
+
+The bucket tree (`msm_tree`) sums buckets by batch-affine additions, a few launches a tree
+level: for 2^12 points hundreds of launches whose Python overhead outweighs their work.
+Here eight windows go through the points together, one lane each, in a compiled loop:
+
+    for each entry e (a base and its 8 digits, one per window of the group):
+        Q = the base, -Q where the lane's digit is negative       (per-lane select of y)
+        bucket[|digit|] (gathered per lane) += Q                   (complete mixed XYZZ addition)
+                                                                  (digit 0: bucket 0, never read)
+    r = a = 0
+    for b = NB .. 1:  r += bucket[b];  a += r                      (a = sum_b b·bucket[b])
+
+Every lane does the same step each trip, so the loop has no mask and no branch; lanes
+are windows, so the eight gathers of a trip hit eight different bucket arrays and never
+conflict. The additions are complete, branch-free per lane (as in the device kernels,
+`msm_device`): an identity operand gives the other one, P = Q the doubling, P = -Q the
+identity, chosen by selects from zero tests (values are fully reduced, so a coordinate is
+zero exactly when its limbs are). The identity is ZZ = 0 in XYZZ, and all-zero words in
+the affine table ((0, 0) lies on none of the curves: their b is nonzero).
+
+The group arithmetic is the compiler's: the `ec` programs of `msm_device` (mixed products
+H and R of madd-2008-s; the six add-2008-s products; the inputs whose finish is 2P) and
+`msm_triton` (the finish) are traced, taken through ec-to-field and canonicalize, and their
+nodes lowered inline by field-to-limbs onto the `fp64` strategy's 52-bit limbs (AVX-512
+IFMA where the CPU has it); this module writes the loops and the selects around them as
+MLIR (`cpu_code`). Buckets live in 52-bit limbs, lane-minor: limb q of bucket b of lane l
+at (b·K52 + q)·8 + l.
+
+Order in this file: kernel (MLIR text), host wrapper, reference (the tests' Python ints,
+`tests/ec/test_msm_small_cpu.py`).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import threading
+
+import numpy as np
+
+from ..runtime import cache
+from ..runtime.cpu_isa import cpu_options
+from .cpu_code import Code, apply, compile_module, field_func, vector_function
+
+LANES = 8
+TEMPLATE_VERSION = "3"
+MAX_WINDOW = 16     # buckets a lane: 2^(c-1) + 3 slots of K52·8 words each
+
+
+# =============================================================================
+# Kernel
+# =============================================================================
+def _programs(GS):
+    """The traced formulas as FieldFuncs over Fq components: (mixed products, products,
+    finish, doubling inputs)."""
+    from . import msm_ec
+    from .msm_device import f_double_inputs, f_mixed_products
+    from .msm_triton import ADD_PARTS
+    (k_prod, kinds_prod, f_prod), (k_fin, kinds_fin, f_fin) = ADD_PARTS
+    G = GS.params
+    return (field_func(msm_ec.program(G, "mixed_products", ("xyzz", "affine"), f_mixed_products)),
+            field_func(msm_ec.program(G, k_prod, kinds_prod, f_prod)),
+            field_func(msm_ec.program(G, k_fin, kinds_fin, f_fin)),
+            field_func(msm_ec.program(G, "double_inputs", ("xyzz",), f_double_inputs)))
+
+
+def _step_functions(GS, F, ifma: bool) -> list[str]:
+    """`mstep(P, Q)`: P + Q for an XYZZ P and an affine Q; `pstep(P, Q)`: P + Q in XYZZ;
+    both complete (see the module docstring); `dstep(P)`: 2P. The `_fast` forms leave out
+    the doubling and return, after the sum, the lanes that needed it (an i64 mask, 1 where
+    P = Q), for `_rare`. A point is 4d components, an affine one 2d, each F.limbs52 limbs."""
+    mprod, prod, fin, dblin = _programs(GS)
+    d = GS.degree
+
+    def zero(e, comps):                       # all limbs of the components zero, per lane
+        acc = None
+        for c in comps:
+            for x in c:
+                acc = x if acc is None else e.or_(acc, x)
+        return e.op("arith.cmpi", [acc, e.const(0, "i64")], "i1", "predicate = 0 : i64")
+
+    def sel(e, c, xs, ys):
+        return [[e.select(c, x, y) for x, y in zip(xc, yc)] for xc, yc in zip(xs, ys)]
+
+    def finish(e, A, P, u, h, r, naid, nbid, double: bool):
+        """The sum from the six coordinates u, with P's doubling inputs where P = Q when
+        `double`; else the sum where P != Q and the lanes where P = Q as a mask (the
+        caller runs the doubling form when a lane has one: it is rare, and the
+        doubling's inputs cost a fifth of the step)."""
+        hz, rz = zero(e, h), zero(e, r)
+        true = e.const(1, "i1")
+        both = e.and_(naid, nbid)
+        same = e.and_(e.and_(hz, rz), both)
+        opp = e.and_(e.and_(hz, e.xor(rz, true)), both)
+        if double:
+            u = sel(e, same, apply(A, F, e, dblin, P), u)
+        x = apply(A, F, e, fin, u)
+        nothing = [[A.zero] * A.n for _ in range(4 * d)]
+        return sel(e, opp, nothing, x), same
+
+    def mstep(double):
+        def body(e, A, args):
+            P, Q = args
+            true = e.const(1, "i1")
+            aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q)
+            hr = apply(A, F, e, mprod, P + Q)
+            u = P[:2 * d] + hr + P[2 * d:]             # (U1, S1, H, R, ZZ12, ZZZ12) = (X, Y, H, R, ZZ, ZZZ)
+            s, same = finish(e, A, P, u, hr[:d], hr[d:], e.xor(aid, true), e.xor(bid, true), double)
+            one = A.constant(1)
+            unit = [one] + [[A.zero] * A.n for _ in range(d - 1)]
+            lift = Q + unit + unit                     # Q with ZZ = ZZZ = 1 (all zero: the identity)
+            nothing = [[A.zero] * A.n for _ in range(4 * d)]
+            out = sel(e, aid, sel(e, bid, nothing, lift), sel(e, bid, P, s))
+            return [x for c in out for x in c] + ([] if double else [e.zext(same, "i64")])
+        return body
+
+    def pstep(double):
+        def body(e, A, args):
+            P, Q = args
+            true = e.const(1, "i1")
+            aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q[2 * d:3 * d])
+            u = apply(A, F, e, prod, P + Q)
+            s, same = finish(e, A, P, u, u[2 * d:3 * d], u[3 * d:4 * d], e.xor(aid, true), e.xor(bid, true),
+                             double)
+            out = sel(e, aid, Q, sel(e, bid, P, s))
+            return [x for c in out for x in c] + ([] if double else [e.zext(same, "i64")])
+        return body
+
+    def dstep(e, A, args):                             # 2P; the identity stays ZZ = 0
+        (P,) = args
+        return [x for c in apply(A, F, e, fin, apply(A, F, e, dblin, P)) for x in c]
+
+    mq, pq = [(4 * d, "i64"), (2 * d, "i64")], [(4 * d, "i64"), (4 * d, "i64")]
+    return [vector_function(F, "mstep_fast", mq, mstep(False), ifma, LANES),
+            vector_function(F, "mstep", mq, mstep(True), ifma, LANES),
+            vector_function(F, "pstep_fast", pq, pstep(False), ifma, LANES),
+            vector_function(F, "pstep", pq, pstep(True), ifma, LANES),
+            vector_function(F, "dstep", [(4 * d, "i64")], dstep, ifma, LANES),
+            vector_function(F, "to52", [(1, "i32")], lambda e, A, a: A.from_words(a[0][0]), ifma, LANES),
+            vector_function(F, "to32", [(1, "i64")], lambda e, A, a: A.to_words(a[0][0]), ifma, LANES)]
+
+
+def _rare(c: Code, step: str, calls: list, K52: int) -> list:
+    """`{step}_fast` over each argument list of `calls` (independent: their bodies interleave),
+    then `{step}` (with the doubling) for a call where a lane needed it: a branch on the
+    lanes' mask, taken about never on data not built for it. Returns each call's results."""
+    v64 = f"vector<{LANES}xi64>"
+    types = ", ".join([v64] * K52)
+    fast = [c.call(f"{step}_fast", args, K52 + 1, v64, v64) for args in calls]
+    outs = []
+    for args, res in zip(calls, fast):
+        flag = c.fresh("any")
+        c.emit(f"{flag} = vector.reduction <or>, {res[-1]} : {v64} into i64")
+        cond = c.cmp("ne", flag, c.const(0))
+        out = c.fresh("o")
+        c.emit(f"{out}:{K52} = scf.if {cond} -> ({types}) {{")
+        c.depth += 1
+        full = c.fresh("r")                # a call, not inlined: the body stays out of the loop
+        c.emit(f"{full}:{K52} = func.call @{step}({', '.join(args)}) {{no_inline}} : "
+               f"({', '.join([v64] * len(args))}) -> ({types})")
+        c.emit(f"scf.yield {', '.join(f'{full}#{i}' for i in range(K52))} : {types}")
+        c.depth -= 1
+        c.emit("} else {")
+        c.depth += 1
+        c.emit(f"scf.yield {', '.join(res[:K52])} : {types}")
+        c.depth -= 1
+        c.emit("}")
+        outs.append([f"{out}#{i}" for i in range(K52)])
+    return outs
+
+
+PARAMS = {"pts": "p", "C": "i", "neg_off": "i", "idx": "p", "dig": "p", "n_e": "i", "bk": "p", "NB": "i",
+          "out": "p"}
+
+
+def _windows_function(GS, F) -> str:
+    """@msm_windows: the accumulation and the reduction of one group of 8 windows.
+
+    pts: point-major affine table (int32 words, C = 2d·L a column; -Q of column i at
+    neg_off + i); idx (n_e,) int64: each entry's column; dig (n_e, 8) int32: its digit in
+    each lane's window; bk: NB + 3 slots of K52·8 int64, zeroed (slot 0 takes the zero
+    digits, slots NB + 1 and NB + 2 hold r and a); out: (K52, 8) int64, the lanes'
+    sum_b b·bucket[b] in 52-bit limbs (Montgomery form; the identity ZZ = 0).
+
+    (Two groups a call, their steps side by side for the core to overlap, measured no
+    faster: the loop is bound by the products' throughput, not their latency.)"""
+    d, L, n52 = GS.degree, F.limbs32, F.limbs52
+    K52 = 4 * d * n52
+    c = Code(LANES)
+    v32, v64, vb = f"vector<{LANES}xi32>", f"vector<{LANES}xi64>", f"vector<{LANES}xi1>"
+    one, zero = c.const(1), c.const(0)
+    slot = c.const(K52 * LANES)
+    iota = c.fresh("iota")
+    c.emit(f"{iota} = arith.constant dense<[{', '.join(map(str, range(LANES)))}]> : {v64}")
+    zv = c.fresh("zv")
+    c.emit(f"{zv} = arith.constant dense<0> : {v64}")
+
+    def words(col, comps):                    # the column's words of these components, splat
+        base = c.gep("%pts", c.mul(col, "%C"), "i32")
+        return [[c.splat(c.load(c.gep(base, c.const(k * L + j), "i32"), "i32", 4), "i32") for j in range(L)]
+                for k in comps]
+
+    def to52(ws):
+        return [c.call("to52", w, n52, v32, v64) for w in ws]
+
+    # ---- accumulation
+    with c.loop(zero, "%n_e", one) as e:
+        col = c.load(c.gep("%idx", e, "i64"), "i64", 8)
+        dv = c.load(c.gep("%dig", c.mul(e, c.const(LANES)), "i32"), v32, 4)
+        d64 = c.fresh("d")
+        c.emit(f"{d64} = arith.extsi {dv} : {v32} to {v64}")
+        neg = c.fresh("neg")
+        c.emit(f"{neg} = arith.cmpi slt, {d64}, {zv} : {v64}")
+        mag = c.fresh("mag")
+        c.emit(f"{mag} = math.absi {d64} : {v64}")
+        off = c.add(c.mul(mag, c.splat(slot), v64), iota, v64)
+        x = words(col, range(d))
+        y = words(col, range(d, 2 * d))
+        ny = words(c.add("%neg_off", col), range(d, 2 * d))
+        ys = []
+        for yk, nk in zip(y, ny):
+            ysk = []
+            for a, b in zip(yk, nk):
+                r = c.fresh("ys")
+                c.emit(f"{r} = arith.select {neg}, {b}, {a} : {vb}, {v32}")
+                ysk.append(r)
+            ys.append(ysk)
+        Q = to52(x) + to52(ys)
+        ptrs = [c.gep(c.gep("%bk", c.const(q * LANES), "i64"), off, "i64", vector=True) for q in range(K52)]
+        acc = [c.gather(p, "i64") for p in ptrs]
+        (res,) = _rare(c, "mstep", [acc + [w for q in Q for w in q]], K52)
+        for v, p in zip(res, ptrs):
+            c.scatter(v, p, "i64")
+
+    # ---- reduction: r, a in slots NB + 1, NB + 2 (zeroed by the caller)
+    def slot_ptrs(s):
+        base = c.gep("%bk", c.mul(s, slot), "i64")
+        return [c.gep(base, c.const(q * LANES), "i64") for q in range(K52)]
+
+    rp = slot_ptrs(c.add("%NB", one))
+    ap = slot_ptrs(c.add("%NB", c.const(2)))
+    with c.loop(zero, "%NB", one) as i:
+        bp = slot_ptrs(c.bin("subi", "%NB", i))
+        B = [c.load(p, v64, 8) for p in bp]
+        r = [c.load(p, v64, 8) for p in rp]
+        (r,) = _rare(c, "pstep", [r + B], K52)
+        for v, p in zip(r, rp):
+            c.store(v, p, v64, 8)
+        a = [c.load(p, v64, 8) for p in ap]
+        (a,) = _rare(c, "pstep", [a + r], K52)
+        for v, p in zip(a, ap):
+            c.store(v, p, v64, 8)
+    for p, q in zip(ap, range(K52)):
+        c.store(c.load(p, v64, 8), c.gep("%out", c.const(q * LANES), "i64"), v64, 8)
+    params = ", ".join(f"%{n}: {'!llvm.ptr' if t == 'p' else 'i64'}" for n, t in PARAMS.items())
+    return "\n".join([f"  func.func @msm_windows({params}) {{"] + c.lines + ["    return", "  }"])
+
+
+COMBINE_PARAMS = {"T": "p", "G": "i", "shift": "i", "out": "p"}
+
+
+def _combine_function(GS, F) -> str:
+    """@msm_combine: lane l of V = sum_g 2^(shift·g)·T[g] by Horner over the groups (T: G + 1
+    slots of K52·8 int64, the last a scratch for V), stored as words into out (4d·L, 8)
+    int32. With windows of c bits and shift = 8c, lane l holds the windows l, l + 8, ...
+    of the scalar, weighted among themselves; what is left is sum_l 2^(c·l)·V_l."""
+    d, L, n52 = GS.degree, F.limbs32, F.limbs52
+    K52 = 4 * d * n52
+    c = Code(LANES)
+    v32, v64 = f"vector<{LANES}xi32>", f"vector<{LANES}xi64>"
+    one, zero = c.const(1), c.const(0)
+    slot = c.const(K52 * LANES)
+
+    def slot_ptrs(s):
+        base = c.gep("%T", c.mul(s, slot), "i64")
+        return [c.gep(base, c.const(q * LANES), "i64") for q in range(K52)]
+
+    vp = slot_ptrs("%G")
+    top = slot_ptrs(c.bin("subi", "%G", one))
+    for a, b in zip(top, vp):
+        c.store(c.load(a, v64, 8), b, v64, 8)
+    with c.loop(zero, c.bin("subi", "%G", one), one) as i:
+        with c.loop(zero, "%shift", one):
+            v = c.call("dstep", [c.load(p, v64, 8) for p in vp], K52, v64, v64)
+            for x, p in zip(v, vp):
+                c.store(x, p, v64, 8)
+        t = [c.load(p, v64, 8) for p in slot_ptrs(c.bin("subi", c.bin("subi", "%G", c.const(2)), i))]
+        (v,) = _rare(c, "pstep", [[c.load(p, v64, 8) for p in vp] + t], K52)
+        for x, p in zip(v, vp):
+            c.store(x, p, v64, 8)
+    v = [c.load(p, v64, 8) for p in vp]
+    for k in range(4 * d):
+        ws = c.call("to32", v[k * n52:(k + 1) * n52], L, v64, v32)
+        for j, w in enumerate(ws):
+            c.store(w, c.gep("%out", c.const((k * L + j) * LANES), "i32"), v32, 4)
+    params = ", ".join(f"%{n}: {'!llvm.ptr' if t == 'p' else 'i64'}" for n, t in COMBINE_PARAMS.items())
+    return "\n".join([f"  func.func @msm_combine({params}) {{"] + c.lines + ["    return", "  }"])
+
+
+def module_text(GS, ifma: bool) -> str:
+    F = GS.params.fq
+    return "module {\n" + "\n".join(_step_functions(GS, F, ifma) + [_windows_function(GS, F),
+                                                                     _combine_function(GS, F)]) + "\n}"
+
+
+# =============================================================================
+# Host wrapper
+# =============================================================================
+_libs: dict = {}
+_lock = threading.Lock()
+
+
+def available() -> bool:
+    """Whether the loop runs here: 8-lane vectors (AVX-512) and a compiler or a cached build."""
+    return cpu_options("fp64")["lanes"] == LANES
+
+
+def library(GS):
+    """The compiled module for group GS (generated, compiled and cached on first use)."""
+    opts = cpu_options("fp64")
+    k = (GS.name, opts["ifma"])
+    with _lock:
+        lib = _libs.get(k)
+        if lib is None:
+            text = module_text(GS, opts["ifma"])
+            key = cache.entry_key(text, TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
+            entry = cache.lookup(key) or cache.build(
+                key, lambda dst: (compile_module(text, dst), {"kind": "msm_small_cpu"})[1])
+            lib = ctypes.CDLL(str(entry / "kernels.so"))
+            for name, params in (("msm_windows", PARAMS), ("msm_combine", COMBINE_PARAMS)):
+                f = getattr(lib, name)
+                f.argtypes = [ctypes.c_void_p if t == "p" else ctypes.c_int64 for t in params.values()]
+                f.restype = None
+            _libs[k] = lib
+        return lib
+
+
+def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.ndarray,
+              c: int) -> np.ndarray:
+    """V_l = sum_g 2^(8c·g)·T_(8g+l) for the 8 lanes l, T_t = sum_v v·(the bases whose digit
+    in window t is ±v, signed): (4d·L, 8) int32 storage words, XYZZ (the identity: ZZ = 0).
+    The MSM is sum_l 2^(c·l)·V_l (`combine`).
+
+    table: point-major affine table (columns, 2d·L) int32 (`ops.msm.bases`), -Q of column
+    i at column neg_off + i (an identity base: all-zero words); cols (m,) int64: the
+    entries' columns; digits (W, m) int32 of windows of c
+    bits, |digit| <= 2^(c-1)."""
+    from ..runtime.threads import host_parallel
+    d, L = GS.degree, GS.L
+    K52 = 4 * d * GS.params.fq.limbs52
+    W, m = digits.shape
+    if table.dtype != np.int32 or not table.flags.c_contiguous or table.shape[1] != 2 * d * L:
+        raise ValueError(f"lane_sums: a contiguous int32 point-major table of {2 * d * L} words a "
+                         f"column, got {table.dtype} {table.shape}")
+    if cols.shape != (m,):
+        raise ValueError(f"lane_sums: {m} digits a window but {cols.shape} columns")
+    if not 1 <= c <= MAX_WINDOW:
+        raise ValueError(f"lane_sums: windows of 1 to {MAX_WINDOW} bits, got {c}")
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    if m and not (cols.min() >= 0 and neg_off + cols.max() < table.shape[0] and cols.max() < table.shape[0]):
+        raise ValueError("lane_sums: a column outside the table")
+    NB = 1 << (c - 1)
+    if m and int(np.abs(digits).max()) > NB:
+        raise ValueError(f"lane_sums: a digit past ±2^{c - 1}")
+    groups = max(1, -(-W // LANES))
+    dig = np.zeros((groups * LANES, m), dtype=np.int32)
+    dig[:W] = digits
+    T = np.zeros((groups + 1, K52, LANES), dtype=np.int64)
+    lib = library(GS)
+    slot = K52 * LANES
+
+    def run(lo, hi):
+        for g in range(lo, hi):
+            dg = dig[g * LANES:(g + 1) * LANES]
+            live = np.flatnonzero(dg.any(axis=0))       # entries with a digit in this group
+            dg = np.ascontiguousarray(dg[:, live].T)
+            cg = np.ascontiguousarray(cols[live])
+            bk = np.zeros((NB + 3) * slot, dtype=np.int64)
+            lib.msm_windows(table.ctypes.data, table.shape[1], neg_off, cg.ctypes.data, dg.ctypes.data,
+                            len(live), bk.ctypes.data, NB, T[g].ctypes.data)
+    host_parallel(groups, run, groups * max(m, 1) * 1024, min_work=0)
+    out = np.empty((4 * d * L, LANES), dtype=np.int32)
+    lib.msm_combine(T.ctypes.data, groups, LANES * c, out.ctypes.data)
+    return out
+
+
+def combine(GS, words: np.ndarray, c: int):
+    """sum_l 2^(c·l)·V_l of `lane_sums`' words, as an affine Python-int point (None: the
+    identity): eight points to the host, one inversion each, and ~7c doublings."""
+    import torch
+    from ..algebra.curves import lincomb
+    from .point_formulas import to_host
+    d, L = GS.degree, GS.L
+    flat = torch.from_numpy(np.ascontiguousarray(words.reshape(4 * d, L, LANES).transpose(1, 0, 2)))
+    return lincomb(GS.params, None, [(1 << c * l, V) for l, V in enumerate(to_host(GS, flat))])
