@@ -34,6 +34,7 @@ Order in this file: kernel (MLIR text), host wrapper, reference (the tests' Pyth
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import threading
 
@@ -317,16 +318,20 @@ def available() -> bool:
 
 
 def library(GS):
-    """The compiled module for group GS (generated, compiled and cached on first use)."""
+    """The compiled module for group GS (generated, compiled and cached on first use). The
+    module text's digest is remembered per package source (`cache.memo`): tracing and
+    lowering the formulas takes a process about a second, which a warm cache should not."""
     opts = cpu_options("fp64")
     k = (GS.name, opts["ifma"])
     with _lock:
         lib = _libs.get(k)
         if lib is None:
-            text = module_text(GS, opts["ifma"])
-            key = cache.entry_key(text, TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
+            def digest():
+                return hashlib.sha256(module_text(GS, opts["ifma"]).encode()).hexdigest()
+            key = cache.entry_key(cache.memo(f"msm-small-{GS.name}-ifma{int(opts['ifma'])}", digest),
+                                  TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
             entry = cache.lookup(key) or cache.build(
-                key, lambda dst: (compile_module(text, dst), {"kind": "msm_small_cpu"})[1])
+                key, lambda dst: (compile_module(module_text(GS, opts["ifma"]), dst), {"kind": "msm_small_cpu"})[1])
             lib = ctypes.CDLL(str(entry / "kernels.so"))
             for name, params in (("msm_windows", PARAMS), ("msm_combine", COMBINE_PARAMS)):
                 f = getattr(lib, name)
