@@ -45,7 +45,7 @@ from ..runtime.cpu_isa import cpu_options
 from .cpu_code import Code, apply, compile_module, field_func, vector_function
 
 LANES = 8
-TEMPLATE_VERSION = "3"
+TEMPLATE_VERSION = "6"
 MAX_WINDOW = 16     # buckets a lane: 2^(c-1) + 3 slots of K52·8 words each
 
 
@@ -67,10 +67,10 @@ def _programs(GS):
 
 
 def _step_functions(GS, F, ifma: bool) -> list[str]:
-    """`mstep(P, Q)`: P + Q for an XYZZ P and an affine Q; `pstep(P, Q)`: P + Q in XYZZ;
-    both complete (see the module docstring); `dstep(P)`: 2P. The `_fast` forms leave out
-    the doubling and return, after the sum, the lanes that needed it (an i64 mask, 1 where
-    P = Q), for `_rare`. A point is 4d components, an affine one 2d, each F.limbs52 limbs."""
+    """`mstep_fast(P, Q)`: P + Q for an XYZZ P and an affine Q; `pstep_fast(P, Q)`: P + Q
+    in XYZZ; both complete (see the module docstring) but for P = Q, whose lanes they
+    return after the sum (an i64 mask, 1 where P = Q) for `_rare` to fill with `dstep(P)`,
+    2P. A point is 4d components, an affine one 2d, each F.limbs52 limbs."""
     mprod, prod, fin, dblin = _programs(GS)
     d = GS.degree
 
@@ -84,71 +84,76 @@ def _step_functions(GS, F, ifma: bool) -> list[str]:
     def sel(e, c, xs, ys):
         return [[e.select(c, x, y) for x, y in zip(xc, yc)] for xc, yc in zip(xs, ys)]
 
-    def finish(e, A, P, u, h, r, naid, nbid, double: bool):
-        """The sum from the six coordinates u, with P's doubling inputs where P = Q when
-        `double`; else the sum where P != Q and the lanes where P = Q as a mask (the
-        caller runs the doubling form when a lane has one: it is rare, and the
-        doubling's inputs cost a fifth of the step)."""
+    def finish(e, A, u, h, r, naid, nbid):
+        """The sum from the six coordinates u where P != Q, and the lanes where P = Q (both
+        not the identity) as a mask: there the caller puts 2P (`_rare`), which is rare,
+        where computing the doubling's inputs in every step cost a fifth of it."""
         hz, rz = zero(e, h), zero(e, r)
         true = e.const(1, "i1")
         both = e.and_(naid, nbid)
         same = e.and_(e.and_(hz, rz), both)
         opp = e.and_(e.and_(hz, e.xor(rz, true)), both)
-        if double:
-            u = sel(e, same, apply(A, F, e, dblin, P), u)
         x = apply(A, F, e, fin, u)
         nothing = [[A.zero] * A.n for _ in range(4 * d)]
         return sel(e, opp, nothing, x), same
 
-    def mstep(double):
-        def body(e, A, args):
-            P, Q = args
-            true = e.const(1, "i1")
-            aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q)
-            hr = apply(A, F, e, mprod, P + Q)
-            u = P[:2 * d] + hr + P[2 * d:]             # (U1, S1, H, R, ZZ12, ZZZ12) = (X, Y, H, R, ZZ, ZZZ)
-            s, same = finish(e, A, P, u, hr[:d], hr[d:], e.xor(aid, true), e.xor(bid, true), double)
-            one = A.constant(1)
-            unit = [one] + [[A.zero] * A.n for _ in range(d - 1)]
-            lift = Q + unit + unit                     # Q with ZZ = ZZZ = 1 (all zero: the identity)
-            nothing = [[A.zero] * A.n for _ in range(4 * d)]
-            out = sel(e, aid, sel(e, bid, nothing, lift), sel(e, bid, P, s))
-            return [x for c in out for x in c] + ([] if double else [e.zext(same, "i64")])
-        return body
+    def mstep(e, A, args):
+        P, Q = args
+        true = e.const(1, "i1")
+        aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q)
+        hr = apply(A, F, e, mprod, P + Q)
+        u = P[:2 * d] + hr + P[2 * d:]                 # (U1, S1, H, R, ZZ12, ZZZ12) = (X, Y, H, R, ZZ, ZZZ)
+        s, same = finish(e, A, u, hr[:d], hr[d:], e.xor(aid, true), e.xor(bid, true))
+        one = A.constant(1)
+        unit = [one] + [[A.zero] * A.n for _ in range(d - 1)]
+        lift = Q + unit + unit                         # Q with ZZ = ZZZ = 1 (all zero: the identity)
+        nothing = [[A.zero] * A.n for _ in range(4 * d)]
+        out = sel(e, aid, sel(e, bid, nothing, lift), sel(e, bid, P, s))
+        return [x for c in out for x in c] + [e.zext(same, "i64")]
 
-    def pstep(double):
-        def body(e, A, args):
-            P, Q = args
-            true = e.const(1, "i1")
-            aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q[2 * d:3 * d])
-            u = apply(A, F, e, prod, P + Q)
-            s, same = finish(e, A, P, u, u[2 * d:3 * d], u[3 * d:4 * d], e.xor(aid, true), e.xor(bid, true),
-                             double)
-            out = sel(e, aid, Q, sel(e, bid, P, s))
-            return [x for c in out for x in c] + ([] if double else [e.zext(same, "i64")])
-        return body
+    def pstep(e, A, args):
+        P, Q = args
+        true = e.const(1, "i1")
+        aid, bid = zero(e, P[2 * d:3 * d]), zero(e, Q[2 * d:3 * d])
+        u = apply(A, F, e, prod, P + Q)
+        s, same = finish(e, A, u, u[2 * d:3 * d], u[3 * d:4 * d], e.xor(aid, true), e.xor(bid, true))
+        out = sel(e, aid, Q, sel(e, bid, P, s))
+        return [x for c in out for x in c] + [e.zext(same, "i64")]
 
     def dstep(e, A, args):                             # 2P; the identity stays ZZ = 0
         (P,) = args
         return [x for c in apply(A, F, e, fin, apply(A, F, e, dblin, P)) for x in c]
 
     mq, pq = [(4 * d, "i64"), (2 * d, "i64")], [(4 * d, "i64"), (4 * d, "i64")]
-    return [vector_function(F, "mstep_fast", mq, mstep(False), ifma, LANES),
-            vector_function(F, "mstep", mq, mstep(True), ifma, LANES),
-            vector_function(F, "pstep_fast", pq, pstep(False), ifma, LANES),
-            vector_function(F, "pstep", pq, pstep(True), ifma, LANES),
+    return [vector_function(F, "mstep_fast", mq, mstep, ifma, LANES),
+            vector_function(F, "pstep_fast", pq, pstep, ifma, LANES),
             vector_function(F, "dstep", [(4 * d, "i64")], dstep, ifma, LANES),
             vector_function(F, "to52", [(1, "i32")], lambda e, A, a: A.from_words(a[0][0]), ifma, LANES),
             vector_function(F, "to32", [(1, "i64")], lambda e, A, a: A.to_words(a[0][0]), ifma, LANES)]
 
 
-def _rare(c: Code, step: str, calls: list, K52: int) -> list:
-    """`{step}_fast` over each argument list of `calls` (independent: their bodies interleave),
-    then `{step}` (with the doubling) for a call where a lane needed it: a branch on the
-    lanes' mask, taken about never on data not built for it. Returns each call's results."""
+def _call(c: Code, fn: str, args: list, n_res: int, inline: bool = True) -> list:
+    """A call of one of the step functions (`inline=False`: kept a call, for cold code:
+    each inlined copy of a step is compiled, and compile time, again)."""
+    if inline:
+        return c.call(fn, args, n_res, f"vector<{LANES}xi64>", f"vector<{LANES}xi64>")
     v64 = f"vector<{LANES}xi64>"
+    r = c.fresh("r")
+    c.emit(f"{r}:{n_res} = func.call @{fn}({', '.join(args)}) {{no_inline}} : ({', '.join([v64] * len(args))}) -> "
+           f"({', '.join([v64] * n_res)})")
+    return [f"{r}#{i}" for i in range(n_res)]
+
+
+def _rare(c: Code, step: str, calls: list, K52: int, inline: bool = True) -> list:
+    """`{step}_fast` over each argument list of `calls`, then, for a call where a lane met
+    P = Q, 2P (`dstep` of the first operand) in those lanes: a branch on the lanes' mask,
+    taken about never on data not built for it, its doubling a call outside the loop.
+    Returns each call's results."""
+    v64, vb = f"vector<{LANES}xi64>", f"vector<{LANES}xi1>"
     types = ", ".join([v64] * K52)
-    fast = [c.call(f"{step}_fast", args, K52 + 1, v64, v64) for args in calls]
+    zv = c.fresh("z")
+    c.emit(f"{zv} = arith.constant dense<0> : {v64}")
+    fast = [_call(c, f"{step}_fast", args, K52 + 1, inline) for args in calls]
     outs = []
     for args, res in zip(calls, fast):
         flag = c.fresh("any")
@@ -157,10 +162,16 @@ def _rare(c: Code, step: str, calls: list, K52: int) -> list:
         out = c.fresh("o")
         c.emit(f"{out}:{K52} = scf.if {cond} -> ({types}) {{")
         c.depth += 1
-        full = c.fresh("r")                # a call, not inlined: the body stays out of the loop
-        c.emit(f"{full}:{K52} = func.call @{step}({', '.join(args)}) {{no_inline}} : "
-               f"({', '.join([v64] * len(args))}) -> ({types})")
-        c.emit(f"scf.yield {', '.join(f'{full}#{i}' for i in range(K52))} : {types}")
+        dbl = c.fresh("r")
+        c.emit(f"{dbl}:{K52} = func.call @dstep({', '.join(args[:K52])}) {{no_inline}} : ({types}) -> ({types})")
+        same = c.fresh("same")
+        c.emit(f"{same} = arith.cmpi ne, {res[-1]}, {zv} : {v64}")
+        picked = []
+        for i in range(K52):
+            x = c.fresh("x")
+            c.emit(f"{x} = arith.select {same}, {dbl}#{i}, {res[i]} : {vb}, {v64}")
+            picked.append(x)
+        c.emit(f"scf.yield {', '.join(picked)} : {types}")
         c.depth -= 1
         c.emit("} else {")
         c.depth += 1
@@ -239,19 +250,22 @@ def _windows_function(GS, F) -> str:
         base = c.gep("%bk", c.mul(s, slot), "i64")
         return [c.gep(base, c.const(q * LANES), "i64") for q in range(K52)]
 
-    rp = slot_ptrs(c.add("%NB", one))
-    ap = slot_ptrs(c.add("%NB", c.const(2)))
-    with c.loop(zero, "%NB", one) as i:
-        bp = slot_ptrs(c.bin("subi", "%NB", i))
-        B = [c.load(p, v64, 8) for p in bp]
-        r = [c.load(p, v64, 8) for p in rp]
-        (r,) = _rare(c, "pstep", [r + B], K52)
-        for v, p in zip(r, rp):
-            c.store(v, p, v64, 8)
-        a = [c.load(p, v64, 8) for p in ap]
-        (a,) = _rare(c, "pstep", [a + r], K52)
-        for v, p in zip(a, ap):
-            c.store(v, p, v64, 8)
+    # one step a trip, one step in the code (each inlined copy is compiled again): trip 2k
+    # is r += bucket[NB - k], trip 2k + 1 is a += r
+    r_slot, a_slot = c.add("%NB", one), c.add("%NB", c.const(2))
+    ap = slot_ptrs(a_slot)
+    with c.loop(zero, c.add("%NB", "%NB"), one) as t:
+        odd = c.cmp("ne", c.and_(t, one), zero)
+        b = c.bin("subi", "%NB", c.shr(t, one))
+        x_slot = c.fresh("xs")
+        c.emit(f"{x_slot} = arith.select {odd}, {a_slot}, {r_slot} : i64")
+        y_slot = c.fresh("ys")
+        c.emit(f"{y_slot} = arith.select {odd}, {r_slot}, {b} : i64")
+        xp = slot_ptrs(x_slot)
+        args = [c.load(p, v64, 8) for p in xp] + [c.load(p, v64, 8) for p in slot_ptrs(y_slot)]
+        (v,) = _rare(c, "pstep", [args], K52)
+        for x, p in zip(v, xp):
+            c.store(x, p, v64, 8)
     for p, q in zip(ap, range(K52)):
         c.store(c.load(p, v64, 8), c.gep("%out", c.const(q * LANES), "i64"), v64, 8)
     params = ", ".join(f"%{n}: {'!llvm.ptr' if t == 'p' else 'i64'}" for n, t in PARAMS.items())
@@ -283,11 +297,11 @@ def _combine_function(GS, F) -> str:
         c.store(c.load(a, v64, 8), b, v64, 8)
     with c.loop(zero, c.bin("subi", "%G", one), one) as i:
         with c.loop(zero, "%shift", one):
-            v = c.call("dstep", [c.load(p, v64, 8) for p in vp], K52, v64, v64)
+            v = _call(c, "dstep", [c.load(p, v64, 8) for p in vp], K52, inline=False)
             for x, p in zip(v, vp):
                 c.store(x, p, v64, 8)
         t = [c.load(p, v64, 8) for p in slot_ptrs(c.bin("subi", c.bin("subi", "%G", c.const(2)), i))]
-        (v,) = _rare(c, "pstep", [[c.load(p, v64, 8) for p in vp] + t], K52)
+        (v,) = _rare(c, "pstep", [[c.load(p, v64, 8) for p in vp] + t], K52, inline=False)
         for x, p in zip(v, vp):
             c.store(x, p, v64, 8)
     v = [c.load(p, v64, 8) for p in vp]
