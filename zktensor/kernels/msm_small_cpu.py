@@ -12,13 +12,17 @@ Here eight windows go through the points together, one lane each, in a compiled 
     r = a = 0
     for b = NB .. 1:  r += bucket[b];  a += r                      (a = sum_b b·bucket[b])
 
-Every lane does the same step each trip, so the loop has no mask and no branch; lanes
-are windows, so the eight gathers of a trip hit eight different bucket arrays and never
-conflict. The additions are complete, branch-free per lane (as in the device kernels,
-`msm_device`): an identity operand gives the other one, P = Q the doubling, P = -Q the
-identity, chosen by selects from zero tests (values are fully reduced, so a coordinate is
-zero exactly when its limbs are). The identity is ZZ = 0 in XYZZ, and all-zero words in
-the affine table ((0, 0) lies on none of the curves: their b is nonzero).
+and a last call weights the groups by Horner (`msm_combine`): lane l then holds windows
+l, l + 8, ... combined, and the host adds the eight lanes (`combine`).
+
+Every lane does the same step each trip, so the loop has no mask; lanes are windows, so
+the eight gathers of a trip hit eight different bucket arrays and never conflict. The
+additions are complete (as in the device kernels, `msm_device`): an identity operand
+gives the other one and P = -Q the identity, chosen per lane by selects from zero tests
+(values are fully reduced, so a coordinate is zero exactly when its limbs are); P = Q,
+rare, is the one branch: taken when a lane of the trip meets it, it puts 2P in those
+lanes. The identity is ZZ = 0 in XYZZ, and all-zero words in the affine table ((0, 0)
+lies on none of the curves: their b is nonzero).
 
 The group arithmetic is the compiler's: the `ec` programs of `msm_device` (mixed products
 H and R of madd-2008-s; the six add-2008-s products; the inputs whose finish is 2P) and
