@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not ms.available(), reason="needs 8-lane AVX-512
 
 
 def _run(name, pts, ks, c):
-    """The loop's MSM of affine oracle points (no identity) and scalars, windows of c bits."""
+    """The loop's MSM of affine oracle points (None: the identity) and scalars, windows of c bits."""
     GS = zt.group(name)
     xy, inf = GS.tensor(pts).affine()
     n = len(pts)
@@ -60,6 +60,9 @@ def test_exceptional(name):
     assert _run(name, [P, P], [k, G.r - k], 5) is None
     assert _run(name, [P], [0], 3) is None
     assert _run(name, [None, None], [k, k], 3) is None
+    # equal sums in the reduction: with 3-bit windows, buckets 3 and 2 both hold P, so the
+    # running sum meets r = P, bucket = P (a doubling there), and a = r at its first step
+    assert _run(name, [P, P], [3, 2], 3) == O.mul(G, P, 5)
 
 
 def test_bad_inputs():
