@@ -90,7 +90,7 @@ class MSMConfig:
 
 REDUCTIONS = ("halving", "suffix")
 ACCUMULATIONS = ("tree", "lanes")
-LANES_UPTO = 1 << 14     # entries a row up to which the lanes loop runs by default (the A/B is in the commit that set it)
+LANES_UPTO = 1 << 16     # entries a row up to which the lanes loop runs by default (the A/B is in the commit that set it)
 
 
 def msm_config(G, n: int, device, batch: int = 1, prepared: bool = False) -> MSMConfig:
