@@ -232,6 +232,8 @@ def test_prepared_bases(monkeypatch, layout):
             lanes = MSMConfig(accumulation="lanes")
             assert zt.msm(ks, bases, lanes, stats=stats).to_affine() == O.msm(g, pts + [None], ks)
             assert stats["accumulation"] == "lanes"
+            # counted: a call per group of eight windows and one to combine them
+            assert stats["kernels"] == -(-stats["windows"] // 8) + 1
     full = zt.msm_prepare(P, window=5, checkpoint=n_windows(g.r.bit_length(), 5),
                           config=MSMConfig(accumulation="tree"))
     assert full.J == 1 and (full.table is None) == (layout == "point")

@@ -38,6 +38,7 @@ Order in this file: kernel (MLIR text), host wrapper, reference (the tests' Pyth
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import threading
@@ -148,42 +149,36 @@ def _call(c: Code, fn: str, args: list, n_res: int, inline: bool = True) -> list
     return [f"{r}#{i}" for i in range(n_res)]
 
 
-def _rare(c: Code, step: str, calls: list, K52: int, inline: bool = True) -> list:
-    """`{step}_fast` over each argument list of `calls`, then, for a call where a lane met
-    P = Q, 2P (`dstep` of the first operand) in those lanes: a branch on the lanes' mask,
-    taken about never on data not built for it, its doubling a call outside the loop.
-    Returns each call's results."""
+def _rare(c: Code, step: str, args: list, K52: int, inline: bool = True) -> list:
+    """`{step}_fast(args)`, and where a lane met P = Q, 2P (`dstep` of the first operand) in
+    those lanes: a branch on the lanes' mask, taken about never on data not built for it,
+    its doubling a call outside the loop."""
     v64, vb = f"vector<{LANES}xi64>", f"vector<{LANES}xi1>"
     types = ", ".join([v64] * K52)
+    res = _call(c, f"{step}_fast", args, K52 + 1, inline)
+    flag = c.fresh("any")
+    c.emit(f"{flag} = vector.reduction <or>, {res[-1]} : {v64} into i64")
+    out = c.fresh("o")
+    c.emit(f"{out}:{K52} = scf.if {c.cmp('ne', flag, c.const(0))} -> ({types}) {{")
+    c.depth += 1
+    dbl = _call(c, "dstep", args[:K52], K52, inline=False)
     zv = c.fresh("z")
     c.emit(f"{zv} = arith.constant dense<0> : {v64}")
-    fast = [_call(c, f"{step}_fast", args, K52 + 1, inline) for args in calls]
-    outs = []
-    for args, res in zip(calls, fast):
-        flag = c.fresh("any")
-        c.emit(f"{flag} = vector.reduction <or>, {res[-1]} : {v64} into i64")
-        cond = c.cmp("ne", flag, c.const(0))
-        out = c.fresh("o")
-        c.emit(f"{out}:{K52} = scf.if {cond} -> ({types}) {{")
-        c.depth += 1
-        dbl = c.fresh("r")
-        c.emit(f"{dbl}:{K52} = func.call @dstep({', '.join(args[:K52])}) {{no_inline}} : ({types}) -> ({types})")
-        same = c.fresh("same")
-        c.emit(f"{same} = arith.cmpi ne, {res[-1]}, {zv} : {v64}")
-        picked = []
-        for i in range(K52):
-            x = c.fresh("x")
-            c.emit(f"{x} = arith.select {same}, {dbl}#{i}, {res[i]} : {vb}, {v64}")
-            picked.append(x)
-        c.emit(f"scf.yield {', '.join(picked)} : {types}")
-        c.depth -= 1
-        c.emit("} else {")
-        c.depth += 1
-        c.emit(f"scf.yield {', '.join(res[:K52])} : {types}")
-        c.depth -= 1
-        c.emit("}")
-        outs.append([f"{out}#{i}" for i in range(K52)])
-    return outs
+    same = c.fresh("same")
+    c.emit(f"{same} = arith.cmpi ne, {res[-1]}, {zv} : {v64}")
+    picked = []
+    for x, y in zip(dbl, res[:K52]):
+        r = c.fresh("x")
+        c.emit(f"{r} = arith.select {same}, {x}, {y} : {vb}, {v64}")
+        picked.append(r)
+    c.emit(f"scf.yield {', '.join(picked)} : {types}")
+    c.depth -= 1
+    c.emit("} else {")
+    c.depth += 1
+    c.emit(f"scf.yield {', '.join(res[:K52])} : {types}")
+    c.depth -= 1
+    c.emit("}")
+    return [f"{out}#{i}" for i in range(K52)]
 
 
 PARAMS = {"pts": "p", "C": "i", "neg_off": "i", "idx": "p", "dig": "p", "n_e": "i", "bk": "p", "NB": "i",
@@ -197,10 +192,7 @@ def _windows_function(GS, F) -> str:
     neg_off + i); idx (n_e,) int64: each entry's column; dig (n_e, 8) int32: its digit in
     each lane's window; bk: NB + 3 slots of K52·8 int64, zeroed (slot 0 takes the zero
     digits, slots NB + 1 and NB + 2 hold r and a); out: (K52, 8) int64, the lanes'
-    sum_b b·bucket[b] in 52-bit limbs (Montgomery form; the identity ZZ = 0).
-
-    (Two groups a call, their steps side by side for the core to overlap, measured no
-    faster: the loop is bound by the products' throughput, not their latency.)"""
+    sum_b b·bucket[b] in 52-bit limbs (Montgomery form; the identity ZZ = 0)."""
     d, L, n52 = GS.degree, F.limbs32, F.limbs52
     K52 = 4 * d * n52
     c = Code(LANES)
@@ -245,7 +237,7 @@ def _windows_function(GS, F) -> str:
         Q = to52(x) + to52(ys)
         ptrs = [c.gep(c.gep("%bk", c.const(q * LANES), "i64"), off, "i64", vector=True) for q in range(K52)]
         acc = [c.gather(p, "i64") for p in ptrs]
-        (res,) = _rare(c, "mstep", [acc + [w for q in Q for w in q]], K52)
+        res = _rare(c, "mstep", acc + [w for q in Q for w in q], K52)
         for v, p in zip(res, ptrs):
             c.scatter(v, p, "i64")
 
@@ -267,7 +259,7 @@ def _windows_function(GS, F) -> str:
         c.emit(f"{y_slot} = arith.select {odd}, {r_slot}, {b} : i64")
         xp = slot_ptrs(x_slot)
         args = [c.load(p, v64, 8) for p in xp] + [c.load(p, v64, 8) for p in slot_ptrs(y_slot)]
-        (v,) = _rare(c, "pstep", [args], K52)
+        v = _rare(c, "pstep", args, K52)
         for x, p in zip(v, xp):
             c.store(x, p, v64, 8)
     for p, q in zip(ap, range(K52)):
@@ -305,7 +297,7 @@ def _combine_function(GS, F) -> str:
             for x, p in zip(v, vp):
                 c.store(x, p, v64, 8)
         t = [c.load(p, v64, 8) for p in slot_ptrs(c.bin("subi", c.bin("subi", "%G", c.const(2)), i))]
-        (v,) = _rare(c, "pstep", [[c.load(p, v64, 8) for p in vp] + t], K52, inline=False)
+        v = _rare(c, "pstep", [c.load(p, v64, 8) for p in vp] + t, K52, inline=False)
         for x, p in zip(v, vp):
             c.store(x, p, v64, 8)
     v = [c.load(p, v64, 8) for p in vp]
@@ -344,12 +336,12 @@ def library(GS):
     with _lock:
         lib = _libs.get(k)
         if lib is None:
-            def digest():
-                return hashlib.sha256(module_text(GS, opts["ifma"]).encode()).hexdigest()
-            key = cache.entry_key(cache.memo(f"msm-small-{GS.name}-ifma{int(opts['ifma'])}", digest),
-                                  TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
+            text = functools.cache(lambda: module_text(GS, opts["ifma"]))    # made at most once
+            digest = cache.memo(f"msm-small-{GS.name}-ifma{int(opts['ifma'])}",
+                                lambda: hashlib.sha256(text().encode()).hexdigest())
+            key = cache.entry_key(digest, TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
             entry = cache.lookup(key) or cache.build(
-                key, lambda dst: (compile_module(module_text(GS, opts["ifma"]), dst), {"kind": "msm_small_cpu"})[1])
+                key, lambda dst: (compile_module(text(), dst), {"kind": "msm_small_cpu"})[1])
             lib = ctypes.CDLL(str(entry / "kernels.so"))
             for name, params in (("msm_windows", PARAMS), ("msm_combine", COMBINE_PARAMS)):
                 f = getattr(lib, name)
@@ -369,6 +361,7 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     i at column neg_off + i (an identity base: all-zero words); cols (m,) int64: the
     entries' columns; digits (W, m) int32 of windows of c
     bits, |digit| <= 2^(c-1)."""
+    from ..runtime import counters
     from ..runtime.threads import host_parallel
     d, L = GS.degree, GS.L
     K52 = 4 * d * GS.params.fq.limbs52
@@ -381,7 +374,7 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     if not 1 <= c <= MAX_WINDOW:
         raise ValueError(f"lane_sums: windows of 1 to {MAX_WINDOW} bits, got {c}")
     cols = np.ascontiguousarray(cols, dtype=np.int64)
-    if m and not (cols.min() >= 0 and neg_off + cols.max() < table.shape[0] and cols.max() < table.shape[0]):
+    if m and not (cols.min() >= 0 and neg_off >= 0 and neg_off + cols.max() < table.shape[0]):
         raise ValueError("lane_sums: a column outside the table")
     NB = 1 << (c - 1)
     if m and int(np.abs(digits).max()) > NB:
@@ -405,6 +398,7 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     host_parallel(groups, run, groups * max(m, 1) * 1024, min_work=0)
     out = np.empty((4 * d * L, LANES), dtype=np.int32)
     lib.msm_combine(T.ctypes.data, groups, LANES * c, out.ctypes.data)
+    counters.launch(groups + 1)
     return out
 
 

@@ -154,16 +154,18 @@ def check_window(c):
         raise ValueError(f"window must be in [2, {MAX_WINDOW}], got {c}")
 
 
-def lanes_window(n: int, bits: int, max_window: int = 16) -> int:
+def lanes_window(n: int, bits: int) -> int:
     """The window of the lanes loop for n entries, by its cost in loop steps (one 8-lane
     mixed addition): a group of eight windows costs a step per entry, two full additions
     (~1.5 steps each) per bucket in its reduction and a call's fixed cost (~64 steps of
     host work), and a window's digits ~8 steps. Few entries thus take wider windows than
     their buckets alone would ask: fewer groups and fewer digits to make."""
+    from ...kernels.msm_small_cpu import LANES, MAX_WINDOW
+
     def steps(c):
         W = n_windows(bits, c)
-        return -(-W // 8) * (n + 3 * (1 << (c - 1)) + 64) + 8 * W
-    return min(range(1, max_window + 1), key=steps)
+        return -(-W // LANES) * (n + 3 * (1 << (c - 1)) + 64) + 8 * W
+    return min(range(1, MAX_WINDOW + 1), key=steps)
 
 
 def choose_accumulation(entries: int, cfg: MSMConfig) -> str:

@@ -73,7 +73,7 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     Bt = len(jobs)
     entries = max((len(cb) for _, cb in jobs), default=0)
     if choose_accumulation(entries, cfg) == "lanes":
-        return _lane_plan(jobs, n, J, Fr, clock)
+        return _lane_plan(jobs, entries, n, J, Fr, clock)
     Lr = Fr.limbs
     r = Fr.p
     c = max(widths)
@@ -112,11 +112,12 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries, offset=offset, sparse=sparse)
 
 
-def _lane_plan(jobs, n, J, Fr, clock) -> MSMPlan:
-    """The lanes loop's plan: every row's digits in windows of its own c (the table's first
-    checkpoint holds the bases at columns 0..n-1, their negations at J·(n+1)...)."""
+def _lane_plan(jobs, entries, n, J, Fr, clock) -> MSMPlan:
+    """The lanes loop's plan: every row's digits in windows of its own c, chosen for the
+    longest row's `entries` (the table's first checkpoint holds the bases at columns
+    0..n-1, their negations at J·(n+1)...)."""
     bits = Fr.p.bit_length()
-    c = lanes_window(max((len(cb) for _, cb in jobs), default=0), bits)
+    c = lanes_window(entries, bits)
     W = n_windows(bits, c)
     rows = []
     for wb, cb in jobs:

@@ -42,14 +42,12 @@ def _lane_sums(GS, table, plan: MSMPlan, dev, stats, table_rows=None):
     from ...kernels import msm_small_cpu
     from ...kernels.msm_tree import Clock
     from ...kernels.point_formulas import from_host
-    from ...runtime import counters
     clock = Clock(stats)
     lp = plan.lanes
     rows = table_rows.numpy() if table_rows is not None else np.ascontiguousarray(table.numpy().T)
     sums = []
     for cols, digits in lp.rows:
         words = msm_small_cpu.lane_sums(GS, rows, lp.neg_off, cols, digits, lp.c)
-        counters.launch(-(-digits.shape[0] // msm_small_cpu.LANES) + 1)
         sums.append(msm_small_cpu.combine(GS, words, lp.c))
     clock.tick("lanes")
     if stats is not None:
