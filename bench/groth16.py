@@ -28,7 +28,10 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
 * rapidsnark (when $RAPIDSNARK names its ``prover`` binary) and snarkjs ``groth16
   prove``, as processes;
 * ``zktensor prove --no-serve``, as a process (start-up, imports, key load from the
-  table cache, prove); the first, untimed run fills the table cache (``first_run_s``);
+  table cache, prove), with rapidsnark's arguments (``groth16_prove_cli``: without torch
+  where `groth16.numpy_prover` can) and with ``--r1cs`` (``groth16_prove_cli_r1cs``: the
+  tensor prover, the witness checked); the first, untimed run fills the table cache
+  (``first_run_s``);
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client); the
   service's first proof, untimed, loads the key; peak: the client's, and the service's
   in ``service_peak_mib``;
@@ -437,9 +440,15 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         run_process(cmd + ["--no-serve", "--device", device], env=env)      # fills the table cache
         first = time.perf_counter() - t
         verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
-        process_row("zktensor", "groth16_prove_cli", cmd + ["--no-serve", "--device", device], cli_runs, env=env,
+        process_row("zktensor", "groth16_prove_cli_r1cs", cmd + ["--no-serve", "--device", device], cli_runs,
+                    env=env, note="zktensor prove --no-serve --r1cs: process wall (start-up, imports, key from "
+                                  "the table cache, witness check, prove: the tensor prover)", first_run_s=round(first, 3))
+        # rapidsnark's and snarkjs's arguments (no .r1cs): where it can, without torch (`numpy_prover`)
+        plain = [a for a in cmd if a not in ("--r1cs", str(f["r1cs"]))] + ["--no-serve", "--device", device]
+        process_row("zktensor", "groth16_prove_cli", plain, cli_runs, env=env,
                     note="zktensor prove --no-serve: process wall (start-up, imports, key from the table "
-                         "cache, witness check, prove)", first_run_s=round(first, 3))
+                         "cache, prove; --engine auto: numpy_prover where it can, else the tensor prover)")
+        verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
         key_load_row(f, device, cli_runs, env)
         if device == "cpu":
             svc = Service(env, out_dir / "serve")

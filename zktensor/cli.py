@@ -98,6 +98,11 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
                    help="prove in this process, not through a running service (a note says so), every MSM "
                         "in it (a proof in this process runs no MSM helper process anyway: for one proof the "
                         "fork costs more than it saves; the service runs one beside its resident keys)")
+    p.add_argument("--engine", choices=("auto", "numpy", "tensor"), default="auto",
+                   help="in this process: `numpy` proves without importing torch, over the key's tables "
+                        "in the table cache (made by its first proof; CPUs with AVX-512, domains up to "
+                        "2^16); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
+                        "else tensor, and tensor for --r1cs, --profile, --trace, --device and --workers")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--serve", action="store_true",
                    help="prove through the prover service (`zktensor serve`), starting it if it is not "
@@ -137,9 +142,12 @@ def _prove(a: argparse.Namespace) -> int:
             print(f"zktensor: note: {' and '.join(here_only)}: proving in this process, not through the "
                   "running prover service", file=sys.stderr)
     from .groth16.formats import FormatError
+    from .groth16.formats.errors import WitnessError
+    status = _prove_numpy(a)
+    if status is not None:
+        return status
     from .groth16.key import PLAIN
     from .groth16.prover import Prover
-    from .groth16.r1cs_to_qap import WitnessError
     profile = a.profile or bool(a.trace)
     try:
         t0 = time.perf_counter()
@@ -162,6 +170,41 @@ def _prove(a: argparse.Namespace) -> int:
     if a.trace:
         prover.last_run.write_trace(a.trace)
         print(f"trace written to {a.trace}")
+    return 0
+
+
+def _prove_numpy(a: argparse.Namespace) -> int | None:
+    """`--engine numpy` (or `auto` where it can): the proof without torch
+    (`groth16.numpy_prover`); None where the tensor prover is to prove instead."""
+    tensor_only = [flag for flag, given in (("--r1cs", a.r1cs), ("--profile", a.profile), ("--trace", a.trace),
+                                            ("--device", a.device not in (None, "cpu")),
+                                            ("--workers", a.workers is not None)) if given]
+    if a.engine == "tensor" or (a.engine == "auto" and tensor_only):
+        return None
+    if tensor_only:
+        _err(f"--engine numpy with {' and '.join(tensor_only)}: only the tensor prover has these")
+        return 2
+    from .groth16.formats import FormatError, read_wtns
+    from .groth16.formats.errors import WitnessError
+    from .groth16.numpy_prover import NumpyProver, Unavailable
+    from .groth16.outputs import write_proof_pair
+    try:
+        prover = NumpyProver.load(a.zkey)
+    except Unavailable as e:
+        if a.engine == "numpy":
+            _err(f"--engine numpy: {e}")
+            return 1
+        return None
+    except (FormatError, ValueError, OSError) as e:
+        _err(str(e))
+        return 1
+    try:
+        proof, public = prover.prove(read_wtns(a.witness), check=not a.no_check,
+                                     verify=not (a.no_verify or a.no_check))
+        write_proof_pair(a.proof, a.public, proof, public)
+    except (WitnessError, FormatError, ValueError, OSError) as e:
+        _err(str(e))
+        return 1
     return 0
 
 

@@ -41,7 +41,6 @@ import math
 import secrets
 
 import numpy as np
-import torch
 
 from zktensor.algebra.curves import group as int_group, in_subgroup, is_on_curve
 
@@ -135,6 +134,7 @@ def _combinations(G, P, k: int):
     from ..ops.msm import device as msm_device
     words = _random_words(G.Fr, k, P.shape[0])
     if msm_device.on_device(P.device):
+        import torch
         from ..ops.msm import MSMConfig
         t = torch.from_numpy(words.view("<i4").transpose(2, 0, 1).copy()).to(P.device)
         return msm_device.device_msm(G, t, P, MSMConfig(), bits=SCALAR_BITS)

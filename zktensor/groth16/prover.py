@@ -85,10 +85,9 @@ from ..runtime.graph import Graph, RunResult
 from ..runtime.threads import launch_threads, num_threads
 from ..tensor import FieldTensor, stack
 from .formats import FormatError, read_wtns
-from .formats.consistency import check_witness_for_zkey
+from .formats.consistency import witness_words
 from .formats.json_io import Proof
 from .outputs import check_outputs, write_proof_pair
-from .formats.wtns import Wtns
 from .host_bases import HostBases
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
 from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
@@ -255,30 +254,8 @@ class Prover(ResidentKey):
     # -- witnesses -------------------------------------------------------------------
     def witness_words(self, witness) -> tuple[np.ndarray, str]:
         """(n_vars, L) standard-form uint32 words of a witness given as a path, a Wtns,
-        or a sequence of ints; checked against the key (field, length, w[0] = 1)."""
-        r, L = self.F.p, self.F.limbs
-        if isinstance(witness, PATH):
-            witness = read_wtns(witness)
-        if isinstance(witness, Wtns):
-            check_witness_for_zkey(self.zkey, witness)
-            words, where = np.asarray(witness.words), witness.path
-            if witness.n8 != 4 * L:
-                raise FormatError(f"{witness.path}: {witness.n8}-byte values, expected {4 * L}")
-        else:
-            vals = list(witness)
-            if len(vals) != self.n_vars:
-                raise WitnessError(f"the witness has {len(vals)} values, the key's circuit {self.n_vars} wires")
-            for i, v in enumerate(vals):
-                if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < r:
-                    raise WitnessError(f"witness value {i} is not an integer in [0, r)")
-            raw = b"".join(int(v).to_bytes(4 * L, "little") for v in vals)
-            words, where = np.frombuffer(raw, dtype="<u4").reshape(-1, L), "witness"
-        one = np.zeros(L, dtype=np.uint32)
-        one[0] = 1
-        if not np.array_equal(words[0], one):
-            raise WitnessError(f"{where}: w[0] must be 1 (the constant wire), got "
-                               f"{int.from_bytes(words[0].astype('<u4').tobytes(), 'little')}")
-        return words, where
+        or a sequence of ints; checked against the key (`formats.consistency.witness_words`)."""
+        return witness_words(self.zkey, read_wtns(witness) if isinstance(witness, PATH) else witness)
 
     # -- the graph -------------------------------------------------------------------
     def graph(self, check: bool = True, where: str = "witness", helper: bool | tuple = False,

@@ -1,6 +1,6 @@
 """From a witness to the QAP: sparse A·w, B·w, C·w, the witness check, and snarkjs's H scalars.
 
-All field arithmetic here runs through compiled tensor programs (FieldTensor
+All field arithmetic here runs through compiled programs (FieldTensor
 operations, ``zt.ntt``/``zt.intt``); numpy only computes index plans once per
 matrix, when a key or constraint system is loaded.
 
@@ -50,164 +50,22 @@ telling which constraint failed.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 
-from ..kernels.field_programs import run_program, to_mont
-from ..kernels.msm_tree import move_cols, take_cols
+from ..kernels.field_programs import run_host, run_program, to_mont
 from ..kernels import sparse_device
 from ..runtime.target import choose
 from ..ops.ntt import intt, ntt
 from ..tensor import FieldSpace, FieldTensor, field
+from .formats.errors import WitnessError
+from .segments import SegmentPlan, take_cols
 
-_ADD = lambda a, b: a + b          # noqa: E731
 _MUL = lambda a, b: a * b          # noqa: E731
 _JOIN = lambda a, b, c: a * b - c  # noqa: E731
 
 
-class WitnessError(ValueError):
-    """A witness that does not satisfy the constraint system (or is malformed)."""
-
-    def __init__(self, message: str, constraint: int | None = None):
-        super().__init__(message)
-        self.constraint = constraint
-
-
-# -- segmented sums ------------------------------------------------------------------
-
-
-@dataclass
-class _Level:
-    left: torch.Tensor      # positions (in the level's input) of the pairs' first elements;
-                            # the pairs that finish a segment come first
-    right: torch.Tensor     # ... and their second elements
-    done: torch.Tensor      # the segments those n_done pairs finish
-    pair_out: torch.Tensor  # where the other pairs' sums go in the next level's input
-    carry: torch.Tensor     # positions of the unpaired last elements of odd segments ...
-    carry_out: torch.Tensor # ... and where they go
-    size: int               # elements after this level
-
-    @property
-    def n_done(self) -> int:
-        return self.done.numel()
-
-
-NUMPY_FROM = 1 << 12    # columns from which the CPU gathers and scatters go through numpy
-
-
-def _take_cols(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-    """x[:, idx] for limb data x (L, m): on the CPU, from NUMPY_FROM columns, by the MSM's
-    gather (`msm_tree.take_cols`: numpy's take a limb row at a time, not index_select
-    over int32 columns; commit 32d4940 has the timings); below, one index_select costs
-    less than a call per limb row."""
-    if x.device.type != "cpu" or idx.shape[0] < NUMPY_FROM:
-        return x.index_select(1, idx)
-    return take_cols(x, idx.numpy())
-
-
-def _move_cols(out: torch.Tensor, dst: torch.Tensor, x: torch.Tensor, src: torch.Tensor) -> None:
-    """out[:, dst] = x[:, src] (int64 index tensors): on the CPU from NUMPY_FROM columns by
-    the MSM's `msm_tree.move_cols` (numpy, a limb row at a time, gather and scatter in one
-    pass); below, index_select and index_copy_."""
-    if out.device.type != "cpu" or dst.shape[0] < NUMPY_FROM:
-        out.index_copy_(1, dst, x.index_select(1, src))
-        return
-    move_cols(out, dst.numpy(), x, src.numpy())
-
-
-def _put_cols(out: torch.Tensor, idx: torch.Tensor, values: torch.Tensor) -> None:
-    """out[:, idx] = values, a kernel's output in column order (as `_take_cols`: numpy's on
-    the CPU from NUMPY_FROM columns): a scatter alone, where `_move_cols` would gather the
-    values again first."""
-    if out.device.type != "cpu" or idx.shape[0] < NUMPY_FROM:
-        out.index_copy_(1, idx, values)
-        return
-    dst, src, ix = out.numpy(), values.numpy(), idx.numpy()
-    for r in range(dst.shape[0]):
-        dst[r][ix] = src[r]
-
-
-def _t(a, device) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(a, dtype=np.int64)).to(device)
-
-
-class SegmentPlan:
-    """How to sum m values by a segment key (0 <= key < n_segments) with a tree of
-    elementwise additions. Built once (numpy), applied to any (L, m) limb data.
-
-    A segment leaves the tree when it is down to one value: singletons are copied to
-    the output at the start, and a level's pairs that finish a segment write their sums
-    straight to it. So each value is moved O(1) times however unequal the lengths are
-    (otherwise a C matrix with a few 33-term rows among 200k short ones would carry
-    every short row through all six levels)."""
-
-    def __init__(self, keys: np.ndarray, n_segments: int, device=None):
-        keys = np.asarray(keys, dtype=np.int64)
-        self.m = int(keys.shape[0])
-        self.n_segments = int(n_segments)
-        order = np.argsort(keys, kind="stable")
-        seg_ids, counts = np.unique(keys[order], return_counts=True)
-        starts = np.cumsum(counts) - counts
-        self.max_len = int(counts.max()) if counts.size else 0
-        one = counts == 1
-        self.single_src = _t(order[starts[one]], device)        # entry positions of singletons
-        self.single_dst = _t(seg_ids[one], device)
-        lens, segs = counts[~one].astype(np.int64), seg_ids[~one].astype(np.int64)
-        first = np.repeat(starts[~one] - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-        self.gather = _t(order[first], device)                  # the longer segments' entries, by segment
-        self.levels: list[_Level] = []
-        while lens.size:
-            starts = np.cumsum(lens) - lens
-            fin = lens == 2
-            cl, cs = lens[~fin], starts[~fin]
-            pairs = cl // 2
-            new_lens = pairs + (cl & 1)
-            new_starts = np.cumsum(new_lens) - new_lens
-            seg_of_pair = np.repeat(np.arange(len(cl)), pairs)
-            k = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(np.cumsum(pairs) - pairs, pairs)
-            odd = np.flatnonzero(cl & 1)
-            left = np.concatenate([starts[fin], cs[seg_of_pair] + 2 * k])
-            self.levels.append(_Level(
-                left=_t(left, device), right=_t(left + 1, device),
-                done=_t(segs[fin], device),
-                pair_out=_t(new_starts[seg_of_pair] + k, device),
-                carry=_t(cs[odd] + cl[odd] - 1, device),
-                carry_out=_t(new_starts[odd] + new_lens[odd] - 1, device),
-                size=int(new_lens.sum())))
-            lens, segs = new_lens, segs[~fin]
-
-    def to(self, device) -> "SegmentPlan":
-        new = object.__new__(SegmentPlan)
-        new.__dict__.update(self.__dict__)
-        for f in ("single_src", "single_dst", "gather"):
-            setattr(new, f, getattr(self, f).to(device))
-        new.levels = [_Level(*(getattr(lv, f).to(device) for f in ("left", "right", "done", "pair_out",
-                                                                    "carry", "carry_out")), lv.size)
-                      for lv in self.levels]
-        return new
-
-    def sum(self, F: FieldSpace, values: torch.Tensor) -> torch.Tensor:
-        """(L, m) Montgomery data in entry order -> (L, n_segments) sums (zero where empty)."""
-        L = values.shape[0]
-        out = torch.zeros((L, self.n_segments), dtype=torch.int32, device=values.device)
-        if self.single_dst.numel():
-            _move_cols(out, self.single_dst, values, self.single_src)
-        x = _take_cols(values, self.gather)
-        for lv in self.levels:
-            (s,) = run_program(F, "qap_add", 2, _ADD,
-                               [_take_cols(x, lv.left), _take_cols(x, lv.right)])
-            nd = lv.n_done
-            if nd:
-                _put_cols(out, lv.done, s[:, :nd])
-            y = torch.empty((L, lv.size), dtype=torch.int32, device=x.device)
-            if lv.pair_out.numel():
-                _put_cols(y, lv.pair_out, s[:, nd:])
-            if lv.carry.numel():
-                _move_cols(y, lv.carry_out, x, lv.carry)
-            x = y
-        return out
+# -- the sparse products ------------------------------------------------------------------
 
 
 class SparseFr:
@@ -235,19 +93,18 @@ class SparseFr:
         # the CPU target's tree: made with the matrix where products will run there, else on
         # the first product that does (the Triton target's kernel needs none of its indices)
         self._rows = rows
-        self._plan = SegmentPlan(rows, n_rows, device) if choose(self.coef.device.type)[1] == "cpu" else None
+        self._plan = SegmentPlan(rows, n_rows) if choose(self.coef.device.type)[1] == "cpu" else None
 
     @property
     def plan(self) -> SegmentPlan:
         if self._plan is None:
-            self._plan = SegmentPlan(self._rows, self.n_rows, self.coef.device)
+            self._plan = SegmentPlan(self._rows, self.n_rows)
         return self._plan
 
     def to(self, device) -> "SparseFr":
         new = object.__new__(SparseFr)
         new.__dict__.update(self.__dict__)
         new.cols, new.coef, new.row_ptr = self.cols.to(device), self.coef.to(device), self.row_ptr.to(device)
-        new._plan = self._plan.to(device) if self._plan is not None else None
         return new
 
     def matvec(self, w_std: torch.Tensor) -> FieldTensor:
@@ -259,8 +116,9 @@ class SparseFr:
         if target == "triton":
             return FieldTensor(F, sparse_device.csr_matvec(F, strategy, self.coef, self.cols, self.row_ptr,
                                                            w_std))
-        (prod,) = run_program(F, "qap_mul", 2, _MUL, [self.coef, _take_cols(w_std, self.cols)])
-        return FieldTensor(F, self.plan.sum(F, prod))
+        w = take_cols(w_std.numpy(), self.cols.numpy())
+        (prod,) = run_host(F, "qap_mul", 2, _MUL, [self.coef.numpy(), w])
+        return FieldTensor(F, torch.from_numpy(self.plan.sum(F, prod)))
 
 
 def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:

@@ -28,7 +28,7 @@ place: a reader never sees half of one. Storing an entry removes the key's entri
 out by other code (reported) and keeps a few of its other specs (the CLI's plain tables
 and the service's weighted ones live side by side), the most recently loaded first.
 
-``ZKTENSOR_TABLE_CACHE=off`` turns the cache off. The tables the cache holds were
+``ZKTENSOR_TABLE_CACHE=off`` turns the cache off; ``ZKTENSOR_TABLE_CACHE_DIR`` puts it elsewhere. The tables the cache holds were
 decoded and checked (on the curve) when they were built; `meta.json`'s ``validated``
 records that, with anything else a validation step adds, so a mapped key is not
 checked again.
@@ -48,7 +48,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from ..runtime.atomic import publish_dir
 
@@ -57,7 +56,7 @@ CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
 _LAYOUT_SOURCES = ("ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
                    "groth16/fixed_base.py", "groth16/table_cache.py")
-_DTYPES = {torch.int32: "<i4", torch.bool: "|b1", torch.int64: "<i8", torch.uint8: "|u1"}
+_DTYPES = {"torch.int32": "<i4", "torch.bool": "|b1", "torch.int64": "<i8", "torch.uint8": "|u1"}
 
 
 class CacheCorrupt(ValueError):
@@ -69,8 +68,9 @@ def enabled() -> bool:
 
 
 def cache_dir() -> Path:
+    """<cache root>/tables, or ZKTENSOR_TABLE_CACHE_DIR (tables apart from the kernels)."""
     from ..runtime.cache import cache_root
-    return cache_root() / "tables"
+    return Path(os.environ.get("ZKTENSOR_TABLE_CACHE_DIR") or cache_root() / "tables")
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,10 +88,16 @@ def entry_key(zkey_digest: str, specs: dict, device) -> str:
     """The entry of a key's tables: the .zkey's content, the layout code, the tables' specs,
     the device kind and the target that runs there (on CPU tensors the Triton target keeps
     other tables than the CPU target: the two must not share an entry)."""
-    from ..runtime.target import choose
-    kind = torch.device(device).type
-    text = json.dumps([zkey_digest, layout_fingerprint(), specs, kind, choose(kind)[1]], sort_keys=True)
+    kind, target = _where(device)
+    text = json.dumps([zkey_digest, layout_fingerprint(), specs, kind, target], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _where(device) -> tuple[str, str]:
+    """(device kind, target) of the tables: part of an entry's key, and of its meta.json."""
+    from ..runtime.target import choose
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    return kind, choose(kind)[1]
 
 
 def remembered_digest(path) -> str:
@@ -144,6 +150,7 @@ def _split(bases) -> tuple[dict, dict]:
     """A table's attributes (an MSMBases or a FixedBase) as (JSON-able scalars, tensors);
     ValueError for an attribute of a kind this cache does not know (a new one: better a miss
     than a wrong table). A PointTensor goes as its data tensor, named "<attr>@points"."""
+    import torch
     from ..ops.msm import MSMConfig
     from ..points import PointTensor
     if type(bases).__name__ not in _kinds():
@@ -153,7 +160,7 @@ def _split(bases) -> tuple[dict, dict]:
         if isinstance(v, PointTensor):
             k, v = f"{k}@points", v.data
         if isinstance(v, torch.Tensor):
-            if v.dtype not in _DTYPES:
+            if str(v.dtype) not in _DTYPES:
                 raise ValueError(f"MSMBases.{k}: dtype {v.dtype}")
             tensors[k] = v
         elif isinstance(v, MSMConfig):
@@ -170,6 +177,7 @@ def _split(bases) -> tuple[dict, dict]:
 
 
 def _scalar(v, device):
+    import torch
     from ..ops.msm import MSMConfig
     from ..points import group
     if isinstance(v, dict):
@@ -211,8 +219,9 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
     try:
+        kind, target = _where(device)
         meta = {"zkey_sha256": zkey_digest, "layout": layout_fingerprint(), "specs": specs,
-                "validated": validated or {}, "tables": {}}
+                "device": kind, "target": target, "validated": validated or {}, "tables": {}}
         for name, part in parts.items():
             if part is None:
                 meta["tables"][name] = None
@@ -223,7 +232,7 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
                 a = np.ascontiguousarray(t.detach().cpu().numpy())
                 fname = f"{name}.{attr}.bin"
                 a.tofile(tmp / fname)
-                files[attr] = {"file": fname, "dtype": _DTYPES[t.dtype], "shape": list(a.shape),
+                files[attr] = {"file": fname, "dtype": _DTYPES[str(t.dtype)], "shape": list(a.shape),
                                "bytes": a.nbytes, "crc32": _crcs(a) if a.nbytes else []}
             meta["tables"][name] = {"scalars": scalars, "tensors": files}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
@@ -320,25 +329,49 @@ def _remember_checked(d: Path, files: dict) -> None:
 
 
 def _load(d: Path, zkey_digest: str, specs: dict, device):
+    import torch
     from ..points import PointTensor
-    from .key_check import file_identity
     kinds = _kinds()
-    meta = json.loads((d / "meta.json").read_text())
-    checked, passed = _checked(d), {}
+    meta = _meta(d)
     if meta.get("zkey_sha256") != zkey_digest or meta.get("layout") != layout_fingerprint() or \
             meta.get("specs") != json.loads(json.dumps(specs)):
         raise CacheCorrupt("its meta.json names another key, layout or specs")
     dev = torch.device(device)
     out = {}
-    for name, t in meta["tables"].items():
-        if t is None:
+    for name, (scalars, arrays) in _map_files(d, meta).items():
+        if scalars is None:
             out[name] = None
             continue
-        scalars = dict(t["scalars"])
         cls = kinds[scalars.pop("__kind__")]
         b = cls.__new__(cls)
         for k, v in scalars.items():
             setattr(b, k, _scalar(v, dev))
+        for attr, a in arrays.items():
+            tensor = torch.from_numpy(a)
+            tensor = tensor if dev.type == "cpu" else tensor.to(dev)
+            if attr.endswith("@points"):
+                attr, tensor = attr[:-len("@points")], PointTensor(b.G, tensor)
+            setattr(b, attr, tensor)
+        out[name] = b
+    return out, meta.get("validated", {})
+
+
+def _meta(d: Path) -> dict:
+    return json.loads((d / "meta.json").read_text())
+
+
+def _map_files(d: Path, meta: dict) -> dict:
+    """{table: (its scalar attributes as stored, {attr: mapped array})} of an entry (None,
+    None for an empty table), every file checked against meta.json (sizes; crc32 unless
+    remembered in `checked` under the file's identity); CacheCorrupt where one fails."""
+    from .key_check import file_identity
+    checked, passed = _checked(d), {}
+    out = {}
+    for name, t in meta["tables"].items():
+        if t is None:
+            out[name] = (None, None)
+            continue
+        arrays = {}
         for attr, f in t["tensors"].items():
             path = d / f["file"]
             ident, size = file_identity(path), os.path.getsize(path)
@@ -351,12 +384,40 @@ def _load(d: Path, zkey_digest: str, specs: dict, device):
                 passed[f["file"]] = ident
             else:
                 a = np.zeros(tuple(f["shape"]), dtype=np.dtype(f["dtype"]))
-            tensor = torch.from_numpy(a)
-            tensor = tensor if dev.type == "cpu" else tensor.to(dev)
-            if attr.endswith("@points"):
-                attr, tensor = attr[:-len("@points")], PointTensor(b.G, tensor)
-            setattr(b, attr, tensor)
-        out[name] = b
+            arrays[attr] = a
+        out[name] = (dict(t["scalars"]), arrays)
     if passed != checked:
         _remember_checked(d, passed)
-    return out, meta.get("validated", {})
+    return out
+
+
+def load_host(zkey_digest: str) -> tuple[dict, dict] | None:
+    """The key's tables for host code without torch (`groth16.numpy_prover`): ({table: (the
+    stored scalar attributes, {attr: mapped numpy array}) or (None, None)}, the entry's meta)
+    of the most recently used entry laid out by this code for the CPU target, or None (no
+    such entry). A corrupt entry is reported, removed and skipped, as by `load`."""
+    root = cache_dir()
+    try:
+        found = []
+        for d in root.iterdir():
+            if d.name.startswith("."):
+                continue
+            try:
+                meta = _meta(d)
+            except (OSError, ValueError):
+                continue
+            if meta.get("zkey_sha256") == zkey_digest and meta.get("layout") == layout_fingerprint() and \
+                    (meta.get("device"), meta.get("target")) == ("cpu", "cpu"):
+                found.append((_last_used(d), d, meta))
+    except OSError:
+        return None
+    for _, d, meta in sorted(found, key=lambda f: f[0], reverse=True):
+        try:
+            tables = _map_files(d, meta)
+        except (CacheCorrupt, OSError, ValueError, KeyError, TypeError) as e:
+            print(f"zktensor: table cache entry {d} is corrupt ({e}); removing it", file=sys.stderr)
+            shutil.rmtree(d, ignore_errors=True)
+            continue
+        _touch_used(d)
+        return tables, meta
+    return None

@@ -9,7 +9,8 @@ copied first.
 Triton kernels run compiled on a CUDA device and under the Triton interpreter
 (TRITON_INTERPRET=1, set while the generated module is imported) on the CPU.
 CPU kernels are the shared object from limbs-to-cpu, called through ctypes
-with rows split across threads.
+with rows split across threads. `run_many` also takes operands as addresses, which is how
+host code without torch runs them over numpy arrays (`field_programs.run_host`).
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ import json
 import math
 import time
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ..runtime import cache
 from ..runtime.cpu_isa import cpu_options
@@ -28,6 +28,9 @@ from ..runtime.triton_modules import load_triton_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from ..runtime import counters, threads as _threads
 from ..runtime.threads import launch_threads
+
+if TYPE_CHECKING:       # torch is imported where tensors are handled: host arrays need none
+    import torch
 
 TRITON_BLOCK = 128
 
@@ -123,6 +126,7 @@ class CompiledProgram:
     def __call__(self, *inputs: torch.Tensor, out=None) -> list[torch.Tensor]:
         """Run over limb tensors; `out` optionally gives tensors (views) for the
         program's outputs (None entries are allocated)."""
+        import torch            # here, not at the top: host arrays (`run_many`) need no torch
         plan = self.meta
         if len(inputs) != plan["n_inputs"]:
             raise TypeError(f"program takes {plan['n_inputs']} inputs, got {len(inputs)}")
@@ -185,7 +189,8 @@ class CompiledProgram:
             ops = []
             for is_out, i in slots:
                 t = outs[i] if is_out else ins[i]
-                if isinstance(t, torch.Tensor):
+                if not isinstance(t, tuple):
+                    import torch
                     if t.dtype != torch.int32 or t.shape != (self.limbs, m) or (m > 1 and t.stride(1) != 1):
                         raise ValueError(f"run_many operands must be int32 ({self.limbs}, {m}) views with "
                                          f"unit column stride, got {tuple(t.shape)} {t.dtype}")

@@ -48,6 +48,8 @@ import numpy as np
 from ..runtime import cache
 from ..runtime.cpu_isa import cpu_options
 from .cpu_code import Code, apply, compile_module, field_func, vector_function
+from .host_words import xyzz_to_affine
+from .signed_digits import n_windows, signed_digits
 
 LANES = 8
 TEMPLATE_VERSION = "6"
@@ -64,7 +66,7 @@ def _programs(GS):
     from .msm_device import f_double_inputs, f_mixed_products
     from .msm_triton import ADD_PARTS
     (k_prod, kinds_prod, f_prod), (k_fin, kinds_fin, f_fin) = ADD_PARTS
-    G = GS.params
+    G = _record(GS)
     return (field_func(msm_ec.program(G, "mixed_products", ("xyzz", "affine"), f_mixed_products)),
             field_func(msm_ec.program(G, k_prod, kinds_prod, f_prod)),
             field_func(msm_ec.program(G, k_fin, kinds_fin, f_fin)),
@@ -310,7 +312,7 @@ def _combine_function(GS, F) -> str:
 
 
 def module_text(GS, ifma: bool) -> str:
-    F = GS.params.fq
+    F = _record(GS).fq
     return "module {\n" + "\n".join(_step_functions(GS, F, ifma) + [_windows_function(GS, F),
                                                                      _combine_function(GS, F)]) + "\n}"
 
@@ -331,13 +333,14 @@ def library(GS):
     """The compiled module for group GS (generated, compiled and cached on first use). The
     module text's digest is remembered per package source (`cache.memo`): tracing and
     lowering the formulas takes a process about a second, which a warm cache should not."""
+    G = _record(GS)
     opts = cpu_options("fp64")
-    k = (GS.name, opts["ifma"])
+    k = (G.name, opts["ifma"])
     with _lock:
         lib = _libs.get(k)
         if lib is None:
-            text = functools.cache(lambda: module_text(GS, opts["ifma"]))    # made at most once
-            digest = cache.memo(f"msm-small-{GS.name}-ifma{int(opts['ifma'])}",
+            text = functools.cache(lambda: module_text(G, opts["ifma"]))    # made at most once
+            digest = cache.memo(f"msm-small-{G.name}-ifma{int(opts['ifma'])}",
                                 lambda: hashlib.sha256(text().encode()).hexdigest())
             key = cache.entry_key(digest, TEMPLATE_VERSION, "cpu-msm-small" + json.dumps(opts, sort_keys=True))
             entry = cache.lookup(key) or cache.build(
@@ -363,8 +366,9 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     bits, |digit| <= 2^(c-1)."""
     from ..runtime import counters
     from ..runtime.threads import host_parallel
-    d, L = GS.degree, GS.L
-    K52 = 4 * d * GS.params.fq.limbs52
+    G = _record(GS)
+    d, L = G.degree, G.fq.limbs32
+    K52 = 4 * d * G.fq.limbs52
     W, m = digits.shape
     if table.dtype != np.int32 or not table.flags.c_contiguous or table.shape[1] != 2 * d * L:
         raise ValueError(f"lane_sums: a contiguous int32 point-major table of {2 * d * L} words a "
@@ -383,7 +387,7 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     dig = np.zeros((groups * LANES, m), dtype=np.int32)
     dig[:W] = digits
     T = np.zeros((groups + 1, K52, LANES), dtype=np.int64)
-    lib = library(GS)
+    lib = library(G)
     slot = K52 * LANES
 
     def run(lo, hi):
@@ -405,9 +409,37 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
 def combine(GS, words: np.ndarray, c: int):
     """sum_l 2^(c·l)·V_l of `lane_sums`' words, as an affine Python-int point (None: the
     identity): eight points to the host, one inversion each, and ~7c doublings."""
-    import torch
     from ..algebra.curves import lincomb
-    from .point_formulas import to_host
-    d, L = GS.degree, GS.L
-    flat = torch.from_numpy(np.ascontiguousarray(words.reshape(4 * d, L, LANES).transpose(1, 0, 2)))
-    return lincomb(GS.params, None, [(1 << c * l, V) for l, V in enumerate(to_host(GS, flat))])
+    G = _record(GS)
+    d, L = G.degree, G.fq.limbs32
+    lanes = xyzz_to_affine(G, np.ascontiguousarray(words.reshape(4 * d, L, LANES).transpose(0, 2, 1)))
+    return lincomb(G, None, [(1 << c * l, V) for l, V in enumerate(lanes)])
+
+
+def lanes_window(n: int, bits: int) -> int:
+    """The window of the lanes loop for n entries, by its cost in loop steps (one 8-lane
+    mixed addition): a group of eight windows costs a step per entry, two full additions
+    (~1.5 steps each) per bucket in its reduction and a call's fixed cost (~64 steps of
+    host work), and a window's digits ~8 steps. Few entries thus take wider windows than
+    their buckets alone would ask: fewer groups and fewer digits to make."""
+    def steps(c):
+        W = n_windows(bits, c)
+        return -(-W // LANES) * (n + 3 * (1 << (c - 1)) + 64) + 8 * W
+    return min(range(1, MAX_WINDOW + 1), key=steps)
+
+
+def msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, words: np.ndarray, c: int | None = None):
+    """sum_i k_i·Q_(cols[i]) as an affine Python-int point (None: the identity): the scalars
+    k_i as standard-form words (m, Lr), signed digits of c bits (default `lanes_window`),
+    `lane_sums` and `combine`. table, neg_off: as `lane_sums`'."""
+    G = _record(GS)
+    bits = G.r.bit_length()
+    c = c or lanes_window(len(cols), bits)
+    digits = signed_digits(np.asarray(words, dtype=np.uint32).reshape(len(cols), -1), c, n_windows(bits, c))
+    return combine(G, lane_sums(G, table, neg_off, cols, digits, c), c)
+
+
+def _record(GS):
+    """The group's record (`algebra.curves`): of a GroupSpace, or the record itself (host
+    code without torch)."""
+    return getattr(GS, "params", GS)

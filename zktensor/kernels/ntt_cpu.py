@@ -28,6 +28,14 @@ split); this module writes only the loops, loads and stores around them, as
 MLIR, and compiles them with limbs-to-cpu's lowering into a shared object
 kept in the kernel cache.
 
+The host side works on numpy arrays and never imports torch: `transform` runs the
+kernels on (L, batch, N) Montgomery words for host code that has no torch (a one-shot
+proof from the command line does not pay `import torch`), and `ntt_cpu`, the `zt.ntt`
+path, runs the same code on numpy views of its tensors. The tables (twiddles, coset
+powers, 1/N) come from `ntt_plan.host_tables`, made with the compiled field
+multiplication over numpy arrays (`field_programs.run_host`), recut here into the
+kernels' 52-bit limbs and tile order, cached per (field, N).
+
 Order in this file: kernel (MLIR generator), host wrapper, reference.
 """
 from __future__ import annotations
@@ -37,16 +45,20 @@ import ctypes
 import functools
 import json
 import threading
+from typing import TYPE_CHECKING
 
-import torch
+import numpy as np
 
 from ..runtime import cache
 from .cpu_code import Code, apply, compile_module, field_func, vector_function
-from .ntt_plan import BF_DIF, BF_DIT, SCALE, apply_scale, bitrev_index, tables
+from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_host, host_tables, mont_words, scale_spec
 from ..runtime.cpu_isa import cpu_options
 from ..runtime.threads import launch_threads
 from ..tune.costmodel import default_rows_log
 from ..runtime.host_memory import keep_freed_memory
+
+if TYPE_CHECKING:       # annotations only: `import zktensor.kernels.ntt_cpu` must not import torch
+    import torch
 
 LANES = 8
 MIN_PER_THREAD = 1 << 11      # elements: below this a second thread costs more than it saves
@@ -321,6 +333,10 @@ def library(F, unroll: int = 2) -> _Library:
 # =============================================================================
 # Host wrapper
 # =============================================================================
+# One implementation over numpy arrays (`_run`, the tables below it), with two entries:
+# `transform`, for host code that has no torch (the one-shot CLI proof pays no
+# `import torch`), and `ntt_cpu`, the `zt.ntt` path, which hands it numpy views of the
+# tensors' own memory (`.numpy()` shares it) and returns a tensor over the result.
 def available(plan) -> bool:
     """Whether these kernels can run the plan: an x86 CPU with 8-lane vectors
     (AVX-512), a CPU tensor, and N >= 64 (both passes need 8 lanes)."""
@@ -329,185 +345,141 @@ def available(plan) -> bool:
     return cpu_options("fp64")["lanes"] == LANES
 
 
-def to_limbs52(F, words: torch.Tensor) -> torch.Tensor:
-    """(L32, ...) int32 storage words -> (L52, ...) int64 52-bit limbs of the same
-    integers (a re-cut of the bits; both are Montgomery form with R = 2^(32·L32))."""
-    w = words.to(torch.int64) & 0xFFFFFFFF
-    out = []
-    mask = (1 << 52) - 1
-    for k in range(F.limbs52):
-        lo = 52 * k
-        acc = torch.zeros_like(w[0])
-        for i in range(F.limbs32):
-            s = 32 * i
-            if s + 32 <= lo or s >= lo + 52:
-                continue
-            acc |= (w[i] >> (lo - s)) if s <= lo else (w[i] << (s - lo))
-        out.append(acc & mask)
-    return torch.stack(out).contiguous()
+def transform(F, data: np.ndarray, *, inverse: bool = False, coset: int | None = None,
+              out: np.ndarray | None = None, rows_log: int | None = None, unroll: int = 2,
+              threads: int | None = None) -> np.ndarray:
+    """The NTT of every row of `data` on the host, without torch: `zt.ntt(x, coset=g)` or,
+    with `inverse`, `zt.intt(x, coset=g)` on numpy arrays, bit for bit.
 
-
-def _table52(plan, name, make):
-    T = tables(plan.F, plan.n, plan.device)
-    key = ("limbs52",) + name
-    with T.lock:
-        t = T.derived.get(key)
-    if t is None:
-        t = to_limbs52(plan.F, make())
-        with T.lock:
-            T.derived[key] = t
-            # keep only a few scale tables
-            scales = [k for k in T.derived if k[:2] == ("limbs52", "scale")]
-            for k in scales[:-4]:
-                del T.derived[k]
-    return t
-
-
-@functools.lru_cache(maxsize=None)
-def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
-    """The NTT's own workers (not shared with elementwise launches, so a caller
-    running on those workers cannot wait on itself)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor-ntt")
-
-
-_scratch = threading.local()
-
-
-def _scratch_for(n_i64: int) -> torch.Tensor:
-    buf = getattr(_scratch, "buf", None)
-    if buf is None or buf.numel() < n_i64 + 8:
-        buf = _scratch.buf = torch.empty(n_i64 + 8, dtype=torch.int64)
-    # 64-byte alignment for the tile rows
-    off = (-buf.data_ptr() // 8) % 8
-    return buf[off:off + n_i64]
-
-
-@functools.lru_cache(maxsize=None)
-def _index_tables(n1: int, n2: int):
-    """rowbase/lanerow for the natural-order row pass, the identity pair for the
-    in-place one, and the column bit reversal."""
-    def rev(x, bits):
-        return int(format(x, f"0{bits}b")[::-1], 2) if bits else 0
-    q = 1 << (n1 - 3)
-    nat_rowbase = torch.tensor([rev(i, n1 - 3) for i in range(q)], dtype=torch.int64)
-    nat_lanerow = torch.tensor([rev(l, 3) << (n1 - 3) for l in range(LANES)], dtype=torch.int64)
-    id_rowbase = torch.arange(q, dtype=torch.int64) * LANES
-    id_lanerow = torch.arange(LANES, dtype=torch.int64)
-    colperm = torch.tensor([rev(c, n2) for c in range(1 << n2)], dtype=torch.int64)
-    return nat_rowbase, nat_lanerow, id_rowbase, id_lanerow, colperm
-
-
-def _scale_arg(plan, which):
-    """(tensor or None, limb stride, mode) for the pre/post scale."""
-    table = plan.pre_table() if which == "pre" else plan.post_table()
-    if table is None:
-        return None, 0, 0
-    if isinstance(table, int):
-        t = _table52(plan, ("const", table), lambda: plan.F.full((1,), table, device=plan.device).data)
-        return t, t.stride(0), 2
-    key = ("scale", which, plan.coset, plan.bitrev_in, plan.bitrev_out)
-    t = _table52(plan, key, lambda: table)
-    return t, t.stride(0), 1
-
-
-def _tw(plan):
-    return tables(plan.F, plan.n, plan.device).twiddles(plan.inverse)
-
-
-def _twiddles_row(plan, n2: int) -> torch.Tensor:
-    """Stage-major twiddles of the row stages (H < N2) as (L52, N2 - 1) limbs."""
-    return _table52(plan, ("tw_row", plan.inverse, n2), lambda: _tw(plan)[:, : (1 << n2) - 1])
-
-
-def _twiddles_col(plan, n1: int, n2: int) -> torch.Tensor:
-    """The column stages' twiddles in the order a column tile reads them:
-    (N2/8 groups, N1 - 1 rows h - 1 + k, L52 limbs, 8 lanes) with row
-    h - 1 + k of group g holding w_{2H}^(k·N2 + 8g + lane), H = h·N2."""
-    T = tables(plan.F, plan.n, plan.device)
-    key = ("tw_col", plan.inverse, n1)
-    with T.lock:
-        t = T.derived.get(key)
-    if t is None:
-        words = _tw(plan)
-        L, N1, N2 = plan.F.limbs, 1 << n1, 1 << n2
-        parts = []
-        h = 1
-        while h < N1:
-            H = h * N2
-            seg = words[:, H - 1:H - 1 + h * N2].reshape(L, h, N2 // LANES, LANES)
-            parts.append(seg.permute(0, 2, 1, 3))
-            h *= 2
-        tiled = torch.cat(parts, dim=2)                      # (L, N2/8, N1-1, 8)
-        t = to_limbs52(plan.F, tiled).permute(1, 2, 0, 3).contiguous()
-        with T.lock:
-            T.derived[key] = t
-    return t
-
-
-_libc = None
-MADV_HUGEPAGE = 14
-HUGE = 1 << 21
-
-
-def _empty_huge(shape, dtype=torch.int32) -> torch.Tensor:
-    """torch.empty, asking the kernel for transparent huge pages before the first
-    touch (the transposed stores of the row pass visit a new 4 KiB page per
-    column otherwise)."""
-    global _libc
-    t = torch.empty(shape, dtype=dtype)
-    nbytes = t.numel() * t.element_size()
-    if nbytes >= 4 * HUGE:
-        try:
-            if _libc is None:
-                _libc = ctypes.CDLL(None, use_errno=True)
-                _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-            lo = -(-t.data_ptr() // HUGE) * HUGE
-            hi = (t.data_ptr() + nbytes) // HUGE * HUGE
-            if hi > lo:
-                _libc.madvise(lo, hi - lo, MADV_HUGEPAGE)
-        except (OSError, AttributeError):  # pragma: no cover - not Linux
-            pass
-    return t
-
-
-_workspace = {}
-_workspace_lock = threading.Lock()
-
-
-def _work_buffer(shape) -> torch.Tensor:
-    """A reusable int32 buffer (the natural-order DIF's middle step): no page
-    faults on every call for a fresh allocation."""
-    with _workspace_lock:
-        buf = _workspace.pop(shape, None)
-    return buf if buf is not None else _empty_huge(shape)
-
-
-def _give_back(buf):
-    with _workspace_lock:
-        _workspace.clear()           # keep one: the latest size
-        _workspace[tuple(buf.shape)] = buf
+    F: a field's record (`algebra.fields.field(name)`) or a field space (`zt.field(name)`).
+    data: (L, batch, N) int32 Montgomery words (L = F.limbs32, R = 2^(32·L)), natural
+    order; any strides (a copy is made where N's is not one element). Returns the result
+    in natural order, in `out` where given (an int32 array of data's shape with unit
+    stride in N; it may be data itself; one that overlaps data otherwise is written after
+    the transform is done aside).
+    Forward: X_k = sum_j x_j·g^j·w^(jk) (g = 1 without a coset): the evaluations on g·<w>,
+    w = F.root_of_unity(N). Inverse: the inverse of that, N^-1·g^-j·sum_k X_k·w^(-jk).
+    rows_log, unroll, threads: the knobs of `NTTConfig` (cpu_rows_log, cpu_unroll,
+    threads); rows_log None is the cost model's split (`default_rows_log`).
+    Raises ValueError where the kernels cannot run it: a CPU without 8-lane vectors
+    (AVX-512), N < 64 or not a power of two or beyond the field's 2-adicity, another dtype
+    or shape (`zt.ntt` takes the per-stage algorithm there; this entry has none)."""
+    P = getattr(F, "params", F)
+    _check_lanes()
+    if not isinstance(data, np.ndarray):
+        raise TypeError(f"ntt (cpu): data must be a numpy array, got {type(data).__name__}")
+    L = P.limbs32
+    if data.dtype != np.int32 or data.ndim != 3 or data.shape[0] != L:
+        raise ValueError(f"ntt (cpu): data must be int32 words of shape ({L}, batch, N) for {P.name}, "
+                         f"got {data.dtype} {data.shape}")
+    B, n = data.shape[1], data.shape[2]
+    n1 = _split(_log_size(P, n), rows_log)
+    g = _coset_value(P, coset)
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"ntt (cpu): threads must be a positive int or None, got {threads!r}")
+    if out is not None:
+        if (not isinstance(out, np.ndarray) or out.dtype != np.int32 or out.shape != data.shape
+                or out.strides[2] != 4 or not out.flags.aligned or not out.flags.writeable):
+            raise ValueError(f"ntt (cpu): out must be a writable int32 array of shape {data.shape} "
+                             f"with unit stride in N")
+    if B == 0:
+        return out if out is not None else np.empty(data.shape, dtype=np.int32)
+    src = data if data.strides[2] == 4 and data.flags.aligned else np.ascontiguousarray(data)
+    dst = out
+    if dst is None or (np.may_share_memory(dst, src) and not _same_layout(dst, src)):
+        dst = _empty_huge(data.shape)
+    _run(P, src, dst, bool(inverse), g, False, False, n1, unroll, threads)
+    if out is not None and dst is not out:
+        out[...] = dst
+        return out
+    return dst
 
 
 def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> torch.Tensor:
-    """Run the plan on (L, batch, N) int32 limbs into `out` (allocated if None)."""
-    F, n, log_n = plan.F, plan.n, plan.log_n
-    lib = library(F, cfg.cpu_unroll)
-    n1 = cfg.cpu_rows_log if cfg.cpu_rows_log is not None else default_rows_log(log_n)
-    n2 = log_n - n1
-    if n1 < 3 or n2 < 3:
-        raise ValueError(f"ntt (cpu): rows 2^{n1} x columns 2^{n2}: both must be at least 2^3")
+    """Run the plan on (L, batch, N) int32 limbs (CPU tensors) into `out` (allocated if
+    None), every input and output order: `_run` on numpy views of the tensors' memory."""
+    import torch
+    F, n = plan.F, plan.n
+    n1 = _split(plan.log_n, cfg.cpu_rows_log)
     src = data if data.stride(2) == 1 else data.contiguous()
     B = src.shape[1]
     if out is None:
-        out = _empty_huge((F.limbs, B, n))
+        out = torch.from_numpy(_empty_huge((F.limbs, B, n)))
     elif out.shape != (F.limbs, B, n) or out.dtype != torch.int32 or out.stride(2) != 1:
         raise ValueError(f"ntt (cpu): out must be int32 of shape {(F.limbs, B, n)} with unit stride in N")
-    tw_col = _twiddles_col(plan, n1, n2)
-    tw_row = _twiddles_row(plan, n2)
-    pre, pre_ls, pre_mode = _scale_arg(plan, "pre")
-    post, post_ls, post_mode = _scale_arg(plan, "post")
-    nat_rb, nat_lr, id_rb, id_lr, colperm = _index_tables(n1, n2)
-    threads = min(cfg.threads or launch_threads(), launch_threads())
+    _run(F.params, src.numpy(), out.numpy(), plan.inverse, plan.coset, plan.bitrev_in, plan.bitrev_out,
+         n1, cfg.cpu_unroll, cfg.threads)
+    return out
+
+
+# -- checks -------------------------------------------------------------------------
+def _check_lanes():
+    lanes = cpu_options("fp64")["lanes"]
+    if lanes != LANES:
+        raise ValueError(f"ntt (cpu): the kernels need {LANES}-lane vectors (x86 AVX-512); this CPU "
+                         f"has {lanes}-lane ones")
+
+
+def _log_size(P, n: int) -> int:
+    """log2(n), or why these kernels cannot transform n points of P."""
+    if n < 1 or n & (n - 1):
+        raise ValueError(f"ntt (cpu): length {n} of the last dimension is not a power of two")
+    k = n.bit_length() - 1
+    if k < 6:
+        raise ValueError(f"ntt (cpu): length {n} is below 64: both passes need at least 8 rows of 8 lanes")
+    if k > P.two_adicity:
+        raise ValueError(f"ntt (cpu): length 2^{k} is too large for {P.name}: its 2-adicity is {P.two_adicity}")
+    return k
+
+
+def _split(log_n: int, rows_log: int | None) -> int:
+    """The rows of N = 2^rows · 2^cols (None: the cost model's), both at least 2^3."""
+    n1 = rows_log if rows_log is not None else default_rows_log(log_n)
+    if n1 < 3 or log_n - n1 < 3:
+        raise ValueError(f"ntt (cpu): rows 2^{n1} x columns 2^{log_n - n1}: both must be at least 2^3")
+    return n1
+
+
+def _coset_value(P, coset) -> int | None:
+    if coset is None:
+        return None
+    if isinstance(coset, bool) or not isinstance(coset, (int, np.integer)):
+        raise TypeError(f"ntt (cpu): coset shift must be an int, got {type(coset).__name__}")
+    g = int(coset) % P.p
+    if g == 0:
+        raise ValueError("ntt (cpu): coset shift must be non-zero")
+    return g
+
+
+def _same_layout(a: np.ndarray, b: np.ndarray) -> bool:
+    """The very same elements (in place): every pass reads a tile whole before writing it back."""
+    return a.ctypes.data == b.ctypes.data and a.shape == b.shape and a.strides == b.strides
+
+
+# -- the transform -------------------------------------------------------------------
+def _run(P, src: np.ndarray, dst: np.ndarray, inverse: bool, coset: int | None, bitrev_in: bool,
+         bitrev_out: bool, n1: int, unroll: int, threads: int | None) -> None:
+    """The two passes over (L, batch, N) int32 words, src -> dst (unit stride in N; dst
+    may be src itself, or must not overlap it). DIF for natural-order input (columns,
+    then rows storing to natural or bit-reversed places), DIT for bit-reversed input
+    (rows, then columns in place; a permutation after it for a bit-reversed result)."""
+    B, n = src.shape[1], src.shape[2]
+    n2 = n.bit_length() - 1 - n1
+    lib = library(P, unroll)
+    T = host_tables(P, n)
+    tw_col = _twiddles_col(T, inverse, n1, n2)
+    tw_row = _twiddles_row(T, inverse, n2)
+    pre_spec, post_spec = scale_spec(P.p, n, inverse, coset)
+    pre = _scale_arg(T, pre_spec, bitrev_in)
+    # bit-reversed output: DIF stores it so (the table in that order); DIT stores natural
+    # order and permutes after, so its table stays natural
+    post = _scale_arg(T, post_spec, bitrev_out and not bitrev_in)
+    (nat_rb, nat_lr, id_rb, id_lr, colperm), _ = _index_tables(n1, n2)
+    threads = min(threads or launch_threads(), launch_threads())
+    limbs52 = P.limbs52
+    # buffers and tables travel as (array, address): reading a numpy array's address costs
+    # ~1 us, which at N = 2^6 is a tenth of the transform, so it is read once per array
+    src_a, dst_a = (src, _addr(src)), (dst, _addr(dst))
 
     def run(pass_name, s, d, pre_arg, post_arg, rowbase, lanerow, nat):
         is_col = pass_name.startswith("col")
@@ -517,15 +489,13 @@ def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> t
         fn = lib.fns[pass_name]
         p_t, p_ls, p_mode = pre_arg
         q_t, q_ls, q_mode = post_arg
+        args = (s[1], s[0].strides[0] // 4, s[0].strides[1] // 4, d[1], d[0].strides[0] // 4, d[0].strides[1] // 4,
+                tw[1], tw[0].strides[0] // 8, p_t[1] if p_t else None, p_ls, p_mode,
+                q_t[1] if q_t else None, q_ls, q_mode)
+        tail = (rowbase, lanerow, colperm, int(nat), n1, n2)
 
         def work(t0, t1):
-            scr = _scratch_for(rows * F.limbs52 * LANES)
-            fn(s.data_ptr(), s.stride(0), s.stride(1), d.data_ptr(), d.stride(0), d.stride(1),
-               tw.data_ptr(), tw.stride(0),
-               p_t.data_ptr() if p_t is not None else None, p_ls, p_mode,
-               q_t.data_ptr() if q_t is not None else None, q_ls, q_mode,
-               scr.data_ptr(), rowbase.data_ptr(), lanerow.data_ptr(), colperm.data_ptr(), int(nat),
-               n1, n2, t0, t1)
+            fn(*args, _scratch_for(rows * limbs52 * LANES), *tail, t0, t1)
 
         k = min(threads, tiles, max(1, (rows * tiles * LANES) // MIN_PER_THREAD))
         if k <= 1:
@@ -538,29 +508,204 @@ def ntt_cpu(plan, data: torch.Tensor, cfg, out: torch.Tensor | None = None) -> t
             f.result()
 
     none = (None, 0, 0)
-    pre_arg, post_arg = (pre, pre_ls, pre_mode), (post, post_ls, post_mode)
-    if not plan.bitrev_in:
+    if not bitrev_in:
         # DIF: columns (prescaled), then rows; natural order goes through a second buffer
-        if plan.bitrev_out:
-            run("col_dif", src, out, pre_arg, none, id_rb, id_lr, False)
-            run("row_dif", out, out, none, post_arg, id_rb, id_lr, False)
-            return out
-        tmp = _work_buffer(tuple(out.shape))
+        if bitrev_out:
+            run("col_dif", src_a, dst_a, pre, none, id_rb, id_lr, False)
+            run("row_dif", dst_a, dst_a, none, post, id_rb, id_lr, False)
+            return
+        tmp = _work_buffer(tuple(dst.shape))
         try:
-            run("col_dif", src, tmp, pre_arg, none, id_rb, id_lr, False)
-            run("row_dif", tmp, out, none, post_arg, nat_rb, nat_lr, True)
+            run("col_dif", src_a, tmp, pre, none, id_rb, id_lr, False)
+            run("row_dif", tmp, dst_a, none, post, nat_rb, nat_lr, True)
         finally:
             _give_back(tmp)
-        return out
+        return
     # DIT on bit-reversed input: rows (prescaled), then columns -> natural order
-    run("row_dit", src, out, pre_arg, none, id_rb, id_lr, False)
-    if plan.bitrev_out:
-        run("col_dit", out, out, none, none, id_rb, id_lr, False)
-        out.copy_(out.index_select(2, bitrev_index(n, out.device)))
-        # the post table was made for bit-reversed storage order: apply it there
-        return apply_scale(plan, out, plan.post_table())
-    run("col_dit", out, out, none, post_arg, id_rb, id_lr, False)
+    run("row_dit", src_a, dst_a, pre, none, id_rb, id_lr, False)
+    run("col_dit", dst_a, dst_a, none, post, id_rb, id_lr, False)
+    if bitrev_out:
+        dst[...] = np.take(dst, bitrev_host(n), axis=2)
+
+
+# -- tables: the host tables (`ntt_plan.host_tables`) in the kernels' forms -----------
+def to_limbs52(F, words: np.ndarray) -> np.ndarray:
+    """(L32, ...) int32 storage words -> (L52, ...) int64 52-bit limbs of the same
+    integers (a re-cut of the bits; both are Montgomery form with R = 2^(32·L32)),
+    64-byte aligned (`_aligned`)."""
+    P = getattr(F, "params", F)
+    w = words.view(np.uint32).astype(np.uint64)
+    out = _aligned((P.limbs52,) + words.shape[1:], np.int64)
+    mask = np.uint64((1 << 52) - 1)
+    for k in range(P.limbs52):
+        lo = 52 * k
+        acc = np.zeros(words.shape[1:], dtype=np.uint64)
+        for i in range(P.limbs32):
+            s = 32 * i
+            if s + 32 <= lo or s >= lo + 52:
+                continue
+            acc |= (w[i] >> np.uint64(lo - s)) if s <= lo else (w[i] << np.uint64(s - lo))
+        out[k] = acc & mask
     return out
+
+
+def _addr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _aligned(shape, dtype) -> np.ndarray:
+    """np.empty at a 64-byte boundary: the column pass loads its twiddle vectors with
+    64-byte aligned loads (torch's allocator aligned every tensor so; numpy's only to 16)."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + 64, dtype=np.uint8)
+    off = -raw.ctypes.data % 64
+    return raw[off:off + nbytes].view(dtype).reshape(shape)
+
+
+def _table52(T, name, make):
+    """(array, address) of the derived table `name` of T, made by make() on first use."""
+    key = ("limbs52",) + name
+    with T.lock:
+        t = T.derived.get(key)
+    if t is None:
+        a = make()
+        t = (a, _addr(a))
+        with T.lock:
+            T.derived[key] = t
+            # keep only a few scale tables
+            scales = [k for k in T.derived if k[:2] == ("limbs52", "scale")]
+            for k in scales[:-4]:
+                del T.derived[k]
+    return t
+
+
+def _scale_arg(T, spec, bitrev: bool):
+    """((52-bit table, address) or None, limb stride, mode) for a pre/post scale
+    (`scale_spec`): mode 2 for a constant, 1 for a table in storage order (bit-reversed
+    where `bitrev`)."""
+    if spec is None:
+        return None, 0, 0
+    if isinstance(spec, int):
+        t = _table52(T, ("const", spec), lambda: to_limbs52(T.F, mont_words(T.F, [spec])))
+        return t, t[0].strides[0] // 8, 2
+
+    def make():
+        words = T.coset_powers(*spec)
+        return to_limbs52(T.F, words[:, bitrev_host(T.n)] if bitrev else words)
+    t = _table52(T, ("scale",) + tuple(spec) + (bitrev,), make)
+    return t, t[0].strides[0] // 8, 1
+
+
+def _twiddles_row(T, inverse: bool, n2: int):
+    """Stage-major twiddles of the row stages (H < N2) as (L52, N2 - 1) limbs (and address)."""
+    return _table52(T, ("tw_row", inverse, n2), lambda: to_limbs52(T.F, T.twiddles(inverse)[:, : (1 << n2) - 1]))
+
+
+def _twiddles_col(T, inverse: bool, n1: int, n2: int):
+    """The column stages' twiddles in the order a column tile reads them (and address):
+    (N2/8 groups, N1 - 1 rows h - 1 + k, L52 limbs, 8 lanes) with row
+    h - 1 + k of group g holding w_{2H}^(k·N2 + 8g + lane), H = h·N2."""
+    def make():
+        words = T.twiddles(inverse)
+        L, N1, N2 = T.F.limbs32, 1 << n1, 1 << n2
+        parts = []
+        h = 1
+        while h < N1:
+            H = h * N2
+            seg = words[:, H - 1:H - 1 + h * N2].reshape(L, h, N2 // LANES, LANES)
+            parts.append(seg.transpose(0, 2, 1, 3))
+            h *= 2
+        tiled = np.concatenate(parts, axis=2)                # (L, N2/8, N1-1, 8)
+        limbs = to_limbs52(T.F, tiled).transpose(1, 2, 0, 3)
+        t = _aligned(limbs.shape, np.int64)
+        t[...] = limbs
+        return t
+    return _table52(T, ("tw_col", inverse, n1), make)
+
+
+@functools.lru_cache(maxsize=None)
+def _index_tables(n1: int, n2: int):
+    """The addresses of rowbase/lanerow for the natural-order row pass, the identity pair
+    for the in-place one, and the column bit reversal; then the int64 arrays themselves
+    (kept alive here)."""
+    q = 1 << (n1 - 3)
+    nat_rowbase = bitrev_host(q).copy()
+    nat_lanerow = bitrev_host(LANES) << (n1 - 3)
+    id_rowbase = np.arange(q, dtype=np.int64) * LANES
+    id_lanerow = np.arange(LANES, dtype=np.int64)
+    colperm = bitrev_host(1 << n2).copy()
+    arrays = (nat_rowbase, nat_lanerow, id_rowbase, id_lanerow, colperm)
+    return tuple(_addr(a) for a in arrays), arrays
+
+
+# -- threads and buffers ---------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
+    """The NTT's own workers (not shared with elementwise launches, so a caller
+    running on those workers cannot wait on itself)."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor-ntt")
+
+
+_scratch = threading.local()
+
+
+def _scratch_for(n_i64: int) -> int:
+    """The address of this thread's scratch tile of n_i64 int64s, 64-byte aligned for the
+    tile rows (kept alive by the thread-local buffer)."""
+    buf = getattr(_scratch, "buf", None)
+    if buf is None or buf.size < n_i64 + 8:
+        buf = _scratch.buf = np.empty(n_i64 + 8, dtype=np.int64)
+        base = _addr(buf)
+        _scratch.at = base + (-base % 64)
+    return _scratch.at
+
+
+_libc = None
+MADV_HUGEPAGE = 14
+HUGE = 1 << 21
+
+
+def _empty_huge(shape, dtype=np.int32) -> np.ndarray:
+    """np.empty, asking the kernel for transparent huge pages before the first
+    touch (the transposed stores of the row pass visit a new 4 KiB page per
+    column otherwise)."""
+    global _libc
+    t = np.empty(shape, dtype=dtype)
+    nbytes = t.nbytes
+    if nbytes >= 4 * HUGE:
+        try:
+            if _libc is None:
+                _libc = ctypes.CDLL(None, use_errno=True)
+                _libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            lo = -(-t.ctypes.data // HUGE) * HUGE
+            hi = (t.ctypes.data + nbytes) // HUGE * HUGE
+            if hi > lo:
+                _libc.madvise(lo, hi - lo, MADV_HUGEPAGE)
+        except (OSError, AttributeError):  # pragma: no cover - not Linux
+            pass
+    return t
+
+
+_workspace = {}
+_workspace_lock = threading.Lock()
+
+
+def _work_buffer(shape):
+    """A reusable int32 buffer (the natural-order DIF's middle step) and its address: no
+    page faults on every call for a fresh allocation."""
+    with _workspace_lock:
+        buf = _workspace.pop(shape, None)
+    if buf is None:
+        a = _empty_huge(shape)
+        buf = (a, _addr(a))
+    return buf
+
+
+def _give_back(buf):
+    with _workspace_lock:
+        _workspace.clear()           # keep one: the latest size
+        _workspace[tuple(buf[0].shape)] = buf
 
 
 # =============================================================================

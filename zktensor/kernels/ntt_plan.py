@@ -6,21 +6,31 @@ Cooley-Tukey (DIT) `(u + v·w, u - v·w)` for bit-reversed input, traced from th
 by every NTT kernel (`ntt_triton`, `ntt_cpu`) and by the per-stage algorithm
 (`ops.ntt.stage_ntt`).
 
-Tables are (L, N) int32 limb tensors in Montgomery form, computed once per (field, N,
-device) with the field programs (powers by repeated doubling: log N elementwise
-multiplications) and kept in a cache; twiddles are stage-major, in the order the kernels
-read them: table[H - 1 + j] = w_{2H}^j for H = 1, 2, 4, ..., N/2. `F` is a field space
-(`tensor.FieldSpace`).
+Tables are (L, N) int32 limbs in Montgomery form, computed once per (field, N, device)
+with the field programs (powers by repeated doubling: log N elementwise multiplications)
+and kept in a cache; twiddles are stage-major, in the order the kernels read them:
+table[H - 1 + j] = w_{2H}^j for H = 1, 2, 4, ..., N/2. Two caches hold them: `tables`,
+torch tensors on a device (the Triton kernels, the per-stage algorithm), and
+`host_tables`, numpy arrays made with `field_programs.run_host` (the CPU kernels, which
+also run without torch: `ntt_cpu.transform`). `F` is a field space (`tensor.FieldSpace`)
+or, for the host tables, a field's record (`algebra.fields.Field`).
+
+Importing this module does not import torch (the CPU kernels' host entry imports it):
+the functions over tensors import it when called.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+import numpy as np
 
-from .field_programs import OPS, run_program
+from .field_programs import OPS, run_host, run_program
+
+if TYPE_CHECKING:       # annotations only: the functions over tensors import torch when called
+    import torch
 
 BF_DIF = lambda u, v, w: (u + v, (u - v) * w)      # noqa: E731  Gentleman-Sande
 BF_DIT = lambda u, v, w: (u + v * w, u - v * w)    # noqa: E731  Cooley-Tukey
@@ -41,21 +51,32 @@ class Plan:
     # scaling folded into the transform: x_j · pre[j] before, X_k · post[k] after
     def pre_table(self):
         """Forward coset NTT: x_j · g^j (in the input's storage order) as (L, N) limbs, or None."""
-        if self.inverse or self.coset is None:
+        spec = scale_spec(self.F.p, self.n, self.inverse, self.coset)[0]
+        if spec is None:
             return None
-        t = tables(self.F, self.n, self.device).coset_powers(self.coset)
+        t = tables(self.F, self.n, self.device).coset_powers(*spec)
         return bitrev(t) if self.bitrev_in else t
 
     def post_table(self):
         """Inverse: X_j · N^-1 · g^-j (coset) as (L, N) limbs, or N^-1 as a constant (int)."""
-        if not self.inverse:
-            return None
-        F = self.F
-        n_inv = pow(self.n, -1, F.p)
-        if self.coset is None:
-            return n_inv
-        t = tables(F, self.n, self.device).coset_powers(pow(self.coset, -1, F.p), scale=n_inv)
+        spec = scale_spec(self.F.p, self.n, self.inverse, self.coset)[1]
+        if spec is None or isinstance(spec, int):
+            return spec
+        t = tables(self.F, self.n, self.device).coset_powers(*spec)
         return bitrev(t) if self.bitrev_out else t
+
+
+def scale_spec(p: int, n: int, inverse: bool, coset: int | None):
+    """(pre, post): what a transform multiplies its input by before the butterflies and its
+    output by after them, each None, an int (one constant for every element) or
+    (base, scale) for the table scale·base^j, j the element's natural index. Forward:
+    g^j before (evaluations on g·<w>). Inverse: N^-1·g^-j after (its inverse), N^-1 without
+    a coset. The one statement of the scaling, for the device tables (`Plan`) and the host
+    ones (`ntt_cpu`)."""
+    if not inverse:
+        return ((coset, 1) if coset is not None else None), None
+    n_inv = pow(n, -1, p)
+    return None, (n_inv if coset is None else (pow(coset, -1, p), n_inv))
 
 
 def apply_scale(plan: Plan, out: torch.Tensor, table) -> torch.Tensor:
@@ -71,17 +92,28 @@ def apply_scale(plan: Plan, out: torch.Tensor, table) -> torch.Tensor:
 _bitrev_cache: dict = {}
 
 
+def bitrev_host(n: int) -> np.ndarray:
+    """The bit-reversal permutation of range(n) (a power of two) as an int64 array (cached;
+    do not write to it)."""
+    key = (n, "host")
+    r = _bitrev_cache.get(key)
+    if r is None:
+        k = n.bit_length() - 1
+        i = np.arange(n, dtype=np.int64)
+        r = np.zeros_like(i)
+        for b in range(k):
+            r |= ((i >> b) & 1) << (k - 1 - b)
+        _bitrev_cache[key] = r
+    return r
+
+
 def bitrev_index(n: int, device) -> torch.Tensor:
     """The bit-reversal permutation of range(n) as an int64 tensor (cached)."""
+    import torch
     key = (n, str(device))
     t = _bitrev_cache.get(key)
     if t is None:
-        k = n.bit_length() - 1
-        i = torch.arange(n, dtype=torch.int64)
-        r = torch.zeros_like(i)
-        for b in range(k):
-            r |= ((i >> b) & 1) << (k - 1 - b)
-        t = _bitrev_cache[key] = r.to(device)
+        t = _bitrev_cache[key] = torch.from_numpy(bitrev_host(n).copy()).to(device)
     return t
 
 
@@ -95,6 +127,7 @@ def bitrev(data: torch.Tensor) -> torch.Tensor:
 def powers(F, base: int, count: int, device=None, scale: int = 1) -> torch.Tensor:
     """scale · base^j for j in [0, count) as (L, count) limbs: log2(count) doubling steps,
     each one elementwise multiplication of the powers so far by base^len."""
+    import torch
     n_in, mul = OPS["mul"]
     out = F.full((1,), scale % F.p, device=device).data
     while out.shape[-1] < count:
@@ -116,6 +149,7 @@ class Tables:
 
     def twiddles(self, inverse: bool) -> torch.Tensor:
         """Stage-major: entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2 (N - 1 entries)."""
+        import torch
         with self.lock:
             t = self._tw.get(inverse)
             if t is None:
@@ -155,6 +189,8 @@ _tables_lock = threading.Lock()
 
 
 def tables(F, n: int, device) -> Tables:
+    """The device tables of (F, N, device), made once."""
+    import torch
     key = (F.name, n, str(torch.device(device) if device is not None else "cpu"))
     with _tables_lock:
         t = _tables.get(key)
@@ -163,12 +199,94 @@ def tables(F, n: int, device) -> Tables:
         return t
 
 
+# -- host tables (numpy, no torch) -------------------------------------------------
+def mont_words(F, values) -> np.ndarray:
+    """Python ints in [0, p) -> their Montgomery words (R = 2^(32·L)) as an (L, m) int32 array."""
+    P = getattr(F, "params", F)
+    L, nbytes = P.limbs32, 4 * P.limbs32
+    raw = b"".join((v * P.R % P.p).to_bytes(nbytes, "little") for v in values)
+    return np.frombuffer(raw, dtype="<u4").reshape(-1, L).T.copy().view(np.int32)
+
+
+def host_powers(F, base: int, count: int, scale: int = 1) -> np.ndarray:
+    """`powers` on the host: scale · base^j for j in [0, count) as an (L, count) int32 array,
+    by the same log2(count) doubling steps, each the compiled multiplication of the powers
+    so far by base^len (`run_host`), written into the next slice of one array."""
+    P = getattr(F, "params", F)
+    n_in, mul = OPS["mul"]
+    L, p = P.limbs32, P.p
+    out = np.empty((L, 1 << max(0, (count - 1).bit_length())), dtype=np.int32)
+    out[:, :1] = mont_words(P, [scale % p])
+    k = 1
+    while k < count:
+        step = np.empty((L, k), dtype=np.int32)
+        step[:] = mont_words(P, [pow(base, k, p)])     # base^k in every column
+        run_host(P, "mul", n_in, mul, [out[:, :k], step], out=[out[:, k:2 * k]])
+        k *= 2
+    return np.ascontiguousarray(out[:, :count])
+
+
+class HostTables:
+    """`Tables` as numpy arrays, for the CPU kernels: twiddles and coset powers of one
+    (field, N), made on first use with the compiled field multiplication on the host."""
+
+    def __init__(self, F, n: int):
+        self.F, self.n = getattr(F, "params", F), n
+        self._tw = {}
+        self._coset = OrderedDict()
+        self.derived = {}        # the kernels' own forms of the tables (52-bit limbs, tiled)
+        self.lock = threading.Lock()
+
+    def twiddles(self, inverse: bool) -> np.ndarray:
+        """Stage-major (L, N - 1): entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2."""
+        with self.lock:
+            t = self._tw.get(inverse)
+            if t is None:
+                F, n = self.F, self.n
+                w = F.root_of_unity(n)
+                if inverse:
+                    w = pow(w, -1, F.p)
+                half = host_powers(F, w, n // 2)                  # w_N^j, j < N/2
+                parts = [half[:, ::n // (2 * H)] for H in _halves(n)]
+                t = self._tw[inverse] = (np.concatenate(parts, axis=1) if parts else
+                                         np.zeros((F.limbs32, 0), dtype=np.int32))
+            return t
+
+    def coset_powers(self, g: int, scale: int = 1) -> np.ndarray:
+        """scale · g^j for j in [0, N) as (L, N) (the last few are kept)."""
+        key = (g, scale)
+        with self.lock:
+            t = self._coset.get(key)
+            if t is None:
+                t = self._coset[key] = host_powers(self.F, g, self.n, scale)
+                while len(self._coset) > 4:
+                    self._coset.popitem(last=False)
+            else:
+                self._coset.move_to_end(key)
+            return t
+
+
+_host_tables: dict = {}
+
+
+def host_tables(F, n: int) -> HostTables:
+    """The host tables of (F, N), made once."""
+    key = (F.name, n)
+    with _tables_lock:
+        t = _host_tables.get(key)
+        if t is None:
+            t = _host_tables[key] = HostTables(F, n)
+        return t
+
+
 def clear_tables():
-    """Forget every cached twiddle table (tests, memory pressure)."""
+    """Forget every cached twiddle table, device and host (tests, memory pressure)."""
     with _tables_lock:
         _tables.clear()
+        _host_tables.clear()
     _bitrev_cache.clear()
 
 
-__all__ = ["BF_DIF", "BF_DIT", "SCALE", "Plan", "apply_scale", "bitrev_index", "bitrev", "powers", "Tables",
-           "tables", "clear_tables"]
+__all__ = ["BF_DIF", "BF_DIT", "SCALE", "Plan", "scale_spec", "apply_scale", "bitrev_index", "bitrev",
+           "bitrev_host", "powers", "Tables", "tables", "mont_words", "host_powers", "HostTables",
+           "host_tables", "clear_tables"]

@@ -15,6 +15,7 @@ import torch
 from ..algebra.towers import tower
 from ..ir import ec as E
 from . import msm_ec, msm_triton
+from .host_words import xyzz_to_affine
 from .msm_inverse import batch_inverse
 
 # -- the traced formulas (each compiled once per group) -------------------------------
@@ -254,29 +255,10 @@ def neg(G, flat: torch.Tensor) -> torch.Tensor:
 
 
 def to_host(G, flat: torch.Tensor) -> list:
-    """Affine Python-int points (None: the identity) of flat XYZZ data (L, K, m) on the CPU:
-    x = X/ZZ, y = Y/ZZZ with one inversion a point."""
-    P, d, L = G.params, G.degree, G.L
-    F, p = P.F, P.p
-    m = flat.shape[2]
-    words = np.ascontiguousarray(flat.numpy().astype(np.uint32).transpose(1, 2, 0))   # (K, m, L)
-    r_inv = P.fq.R_inv
-    raw = words.tobytes()
-    n = 4 * L
-    vals = [int.from_bytes(raw[i * n:(i + 1) * n], "little") * r_inv % p for i in range(words.shape[0] * m)]
-
-    def coord(k, i):          # component block k (X, Y, ZZ, ZZZ) of point i
-        c = [vals[(k * d + j) * m + i] for j in range(d)]
-        return c[0] if d == 1 else tuple(c)
-    out = []
-    for i in range(m):
-        zz, zzz = coord(2, i), coord(3, i)
-        if zz in (0, (0, 0)):
-            out.append(None)
-            continue
-        t = F.inv(F.mul(zz, zzz))                 # 1/ZZ = t·ZZZ, 1/ZZZ = t·ZZ
-        out.append((F.mul(coord(0, i), F.mul(t, zzz)), F.mul(coord(1, i), F.mul(t, zz))))
-    return out
+    """Affine Python-int points (None: the identity) of flat XYZZ data (L, K, m) on the CPU
+    (`host_words.xyzz_to_affine`)."""
+    words = np.ascontiguousarray(flat.numpy().transpose(1, 2, 0))      # (K, m, L)
+    return xyzz_to_affine(G.params, words)
 
 
 def from_host(G, points: list, device=None) -> torch.Tensor:

@@ -131,6 +131,8 @@ def device_name(device=None) -> str:
 
 
 def _device_name(device) -> str:
+    if str(getattr(device, "type", device) or "cpu") == "cpu":     # host arrays: no torch needed
+        return f"cpu:{_cpu_model()} x{num_threads()}"
     import torch
     dev = torch.device(device if device is not None else "cpu")
     if dev.type == "cuda":

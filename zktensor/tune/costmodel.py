@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 
-import torch
 
 from ..config import tuning_enabled
 from ..runtime.target import cpu_default
@@ -46,7 +45,8 @@ def default_rows_log(log_n: int) -> int:
 
 
 def _is_cuda(device) -> bool:
-    return torch.device(device if device is not None else "cpu").type == "cuda"
+    # by name: a CPU computation (a host array's "cpu") needs no torch
+    return str(getattr(device, "type", device) or "cpu").startswith("cuda")
 
 
 def rules(op: str, space, n: int, device=None, batch: int = 1) -> dict:

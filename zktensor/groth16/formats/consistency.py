@@ -10,10 +10,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import FormatError
+from .errors import FormatError, WitnessError
 from .r1cs import R1CS
 from .wtns import Wtns
 from .zkey import ZKey
+
+
+def witness_words(zkey: ZKey, witness) -> tuple[np.ndarray, str]:
+    """(n_vars, L) standard-form uint32 words of a witness given as a Wtns or a sequence of
+    ints, and what to call it in errors; checked against the key (field, length, w[0] = 1)."""
+    r, L = zkey.r, zkey.n8r // 4
+    if isinstance(witness, Wtns):
+        check_witness_for_zkey(zkey, witness)
+        words, where = np.asarray(witness.words), witness.path or "witness"
+        if witness.n8 != 4 * L:
+            raise FormatError(f"{witness.path}: {witness.n8}-byte values, expected {4 * L}")
+    else:
+        vals = list(witness)
+        if len(vals) != zkey.n_vars:
+            raise WitnessError(f"the witness has {len(vals)} values, the key's circuit {zkey.n_vars} wires")
+        for i, v in enumerate(vals):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < r:
+                raise WitnessError(f"witness value {i} is not an integer in [0, r)")
+        raw = b"".join(int(v).to_bytes(4 * L, "little") for v in vals)
+        words, where = np.frombuffer(raw, dtype="<u4").reshape(-1, L), "witness"
+    one = np.zeros(L, dtype=np.uint32)
+    one[0] = 1
+    if not np.array_equal(words[0], one):
+        raise WitnessError(f"{where}: w[0] must be 1 (the constant wire), got "
+                           f"{int.from_bytes(words[0].astype('<u4').tobytes(), 'little')}")
+    return words, where
 
 
 def _names(a, b) -> str:

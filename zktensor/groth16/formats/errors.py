@@ -1,4 +1,5 @@
-"""The one error type of the format layer."""
+"""The format layer's errors: a file that is not what it should be, and a witness that does
+not satisfy its circuit."""
 
 
 class FormatError(ValueError):
@@ -7,3 +8,11 @@ class FormatError(ValueError):
     The message starts with the file's name and says what is wrong, e.g.
     ``"circuit.zkey: section 3 truncated (expected 2048 bytes, found 100)"``.
     """
+
+
+class WitnessError(ValueError):
+    """A witness that does not satisfy the constraint system (or is malformed)."""
+
+    def __init__(self, message: str, constraint: int | None = None):
+        super().__init__(message)
+        self.constraint = constraint

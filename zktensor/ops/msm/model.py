@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ...kernels.msm_small_cpu import lanes_window  # noqa: F401  (re-exported)
+from ...kernels.signed_digits import n_windows
 from ...runtime.target import choose
 from ...tune.resolve import resolve
 from ...points import GroupSpace
@@ -116,11 +118,6 @@ def auto_strategy(GS: GroupSpace, device) -> str | None:
     return "fp64" if o.get("lanes") == 8 and o.get("ifma") else None
 
 
-def n_windows(bits: int, c: int) -> int:
-    """Windows for signed digits of a `bits`-bit scalar: the recoding's final carry fits."""
-    return -(-(bits + 1) // c)
-
-
 def cost(n: int, bits: int, c: int, rows_per_batch: int | None = None, batch: int = 1,
          cfg: MSMConfig = MSMConfig()) -> float:
     """Modelled cost of Pippenger with window c: entries through the batch-affine tree plus
@@ -152,20 +149,6 @@ def choose_chunks(N: int) -> int:
 def check_window(c):
     if not 2 <= c <= MAX_WINDOW:
         raise ValueError(f"window must be in [2, {MAX_WINDOW}], got {c}")
-
-
-def lanes_window(n: int, bits: int) -> int:
-    """The window of the lanes loop for n entries, by its cost in loop steps (one 8-lane
-    mixed addition): a group of eight windows costs a step per entry, two full additions
-    (~1.5 steps each) per bucket in its reduction and a call's fixed cost (~64 steps of
-    host work), and a window's digits ~8 steps. Few entries thus take wider windows than
-    their buckets alone would ask: fewer groups and fewer digits to make."""
-    from ...kernels.msm_small_cpu import LANES, MAX_WINDOW
-
-    def steps(c):
-        W = n_windows(bits, c)
-        return -(-W // LANES) * (n + 3 * (1 << (c - 1)) + 64) + 8 * W
-    return min(range(1, MAX_WINDOW + 1), key=steps)
 
 
 def choose_accumulation(entries: int, cfg: MSMConfig) -> str:

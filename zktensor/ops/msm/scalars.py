@@ -14,7 +14,7 @@ import torch.nn.functional as Fn
 from ...points import GroupSpace
 from ...tensor import FieldTensor
 
-from .model import n_windows
+from ...kernels.signed_digits import n_windows, signed_digits  # noqa: F401  (re-exported)
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -65,37 +65,6 @@ def window_widths(bits: int, c: int) -> list[int]:
     W = n_windows(bits, c)
     base, extra = divmod(bits + 1, W)
     return [base + 1] * extra + [base] * (W - extra)
-
-
-def signed_digits(words: np.ndarray, c, W: int | None = None) -> np.ndarray:
-    """Signed digits (W, m) int32 of scalars given as words (m, Lr), window t of width
-    c_t (`c` an int: all windows c bits; or a list of widths): sum_t d_t 2^(c_0 + ... + c_{t-1}),
-    |d_t| <= 2^(c_t - 1)."""
-    widths = [c] * W if isinstance(c, int) else list(c)
-    if max(widths) > 30:
-        raise ValueError(f"windows of at most 30 bits, got {max(widths)}")
-    m, Lr = words.shape
-    # in 32-bit words throughout (a window is at most 30 bits, its carry one): half the
-    # memory traffic of 64-bit lanes
-    w = np.ascontiguousarray(words.T, dtype=np.uint32)
-    out = np.empty((len(widths), m), dtype=np.int32)
-    carry = np.zeros(m, dtype=np.int32)
-    off = 0
-    for t, ct in enumerate(widths):
-        half, mask = 1 << (ct - 1), (1 << ct) - 1
-        j, s = divmod(off, 32)
-        v = (w[j] >> np.uint32(s)) if j < Lr else np.zeros(m, dtype=np.uint32)
-        if j + 1 < Lr and s + ct > 32:
-            v |= w[j + 1] << np.uint32(32 - s)          # the high bits fall off: masked below
-        v &= np.uint32(mask)
-        v = v.view(np.int32)
-        v += carry
-        np.greater(v, half, out=carry, casting="unsafe")
-        out[t] = v - (carry << ct)
-        off += ct
-    if carry.any():
-        raise AssertionError("signed recoding overflowed its windows")
-    return out
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,0 +1,222 @@
+"""The Groth16 prover without torch: numpy arrays, the compiled CPU kernels and Python ints.
+
+    prover = NumpyProver.load("circuit.zkey")      # None: this key or CPU cannot take this path
+    proof, public = prover.prove(read_wtns("witness.wtns"))
+
+Why: `zktensor prove` proving in its own process paid ``import torch`` (1.2-1.3 s and
+~570 MiB resident on the 2-core VM) for a proof that, for a circuit of 2^12-2^16
+constraints, takes 0.03-0.5 s. The CPU engine's kernels never needed torch: they are
+shared objects called through ctypes on raw addresses. This prover calls them on numpy
+arrays, with the steps of `prover.Prover`'s graph run one after the other:
+
+    w ─ A·w, B·w (`segments.SegmentPlan`) ─ c = a∘b ─ intt ─ coset ntt (`ntt_cpu.transform`)
+      ─ p = a·b − c ─ Σ p_j·H_j
+      ─ Σ w_i·A_i, Σ w_i·B1_i, Σ w_i·C_i (private wires), Σ w_i·B2_i
+      ─ blinding and assembly on Python ints (`algebra.curves.lincomb`) ─ pairing check
+
+Every MSM is the lanes loop (`kernels.msm_small_cpu`) over the key's prepared tables
+*as the on-disk table cache holds them* (`table_cache.load_host`: mapped, the pages shared
+with every other process proving with the key): the tables' first checkpoint and its
+negations. So this path needs a cache entry that the tensor prover made, which also
+records that the key was validated (`key_check`): the first proof with a new key goes
+through `prover.Prover` (which builds, checks and stores the tables), later ones here.
+`load` returns None, and the caller proves with `Prover`, where that does not hold, where
+the lanes loop or the NTT kernels cannot run (no AVX-512), or for domains past
+`DOMAIN_UPTO`, where the bucket tree that only the tensor prover has wins.
+
+The proofs are the tensor prover's: the same formulas (snarkjs's ``groth16_prove.js``
+blinding with r, s from ``secrets``), and, for the same r and s, the same points
+(tests/prover/test_numpy_prover.py checks that, and checks every proof with py_ecc's
+pairing). Every proof is verified before it is returned, as `Prover.prove` does.
+"""
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+
+from ..algebra.curves import group, lincomb
+from ..algebra.fields import field
+from ..kernels import msm_small_cpu, ntt_cpu
+from ..kernels.field_programs import OPS, run_host
+from ..kernels.host_words import ints, words
+from ..runtime.cpu_isa import cpu_options
+from . import table_cache
+from .formats import FormatError
+from .formats.consistency import witness_words
+from .formats.errors import WitnessError
+from .formats.json_io import Proof
+from .formats.zkey import ZKey, read_zkey
+from .key_check import is_current
+from .segments import SegmentPlan, take_cols
+
+DOMAIN_UPTO = 1 << 16    # domains up to which the lanes loop's MSMs beat (with torch's import
+                         # saved) the tensor prover's bucket tree: the measurement is in the
+                         # commit that set it
+WITNESS_TABLES = {"a": ("ab1c", 0), "b1": ("ab1c", 1), "c": ("ab1c", 2)}   # merged keys' sections
+
+_MUL = lambda a, b: a * b          # noqa: E731
+_JOIN = lambda a, b, c: a * b - c  # noqa: E731
+
+
+class Unavailable(Exception):
+    """Why this path cannot prove with a key here (the caller proves with `Prover`)."""
+
+
+class Table:
+    """One prepared table as the cache maps it: the point-major rows the lanes loop reads
+    (bases at columns 0..n-1, their negations from neg_off) and its sections' offsets."""
+
+    def __init__(self, name: str, scalars: dict, arrays: dict, sizes: list):
+        def num(k):
+            v = scalars[k]
+            return int(v["int"]) if isinstance(v, dict) else int(v)
+        if scalars.get("__kind__") != "MSMBases" or "rows" not in arrays:
+            raise Unavailable(f"table {name}: no point-major rows")
+        self.rows = arrays["rows"]
+        self.n, J = num("n"), num("J")
+        self.neg_off = J * (self.n + 1)
+        self.offsets = np.cumsum([0] + list(sizes)[:-1]).tolist()
+
+
+class NumpyProver:
+    """A proving key's tables mapped from the table cache, and the steps of a proof over
+    them (module docstring). Made by `load`."""
+
+    def __init__(self, zkey: ZKey, tables: dict):
+        self.zkey, self.path, self.curve = zkey, zkey.path, zkey.curve
+        self.F = field(f"{zkey.curve}.fr")
+        self.G1, self.G2 = group(f"{zkey.curve}.g1"), group(f"{zkey.curve}.g2")
+        self.tables = tables
+        self.n_vars, self.n_public, self.domain = zkey.n_vars, zkey.n_public, zkey.domain_size
+        self.shift = self.F.root_of_unity(2 * self.domain)       # snarkjs's coset (`r1cs_to_qap`)
+        self.A, self.B = (self._matrix(m) for m in (0, 1))
+
+    @classmethod
+    def load(cls, path, *, zkey: ZKey | None = None) -> "NumpyProver":
+        """The prover for the .zkey at `path` (Unavailable, saying why, where this path
+        cannot prove with it here: see the module docstring)."""
+        if not table_cache.enabled():
+            raise Unavailable("the table cache is off")
+        opts = cpu_options("fp64")
+        if opts["lanes"] != msm_small_cpu.LANES:
+            raise Unavailable("the CPU has no 8-lane vectors")
+        z = zkey or read_zkey(path)
+        if z.domain_size > DOMAIN_UPTO:
+            raise Unavailable(f"a domain of {z.domain_size}: past what the lanes loop proves faster")
+        got = table_cache.load_host(table_cache.remembered_digest(path))
+        if got is None:
+            raise Unavailable("no cached tables for this key (the first proof makes them)")
+        found, meta = got
+        if not is_current(meta.get("validated", {}).get("zkey_check")):
+            raise Unavailable("the key's validation is not recorded with its tables")
+        specs = meta["specs"]
+        tables = {name: Table(name, scalars, arrays, specs[name]["sizes"])
+                  for name, (scalars, arrays) in found.items()
+                  if scalars is not None and name not in ("fixed_1", "fixed_2")}
+        return cls(z, tables)
+
+    # -- POLY -------------------------------------------------------------------------
+    def _matrix(self, m: int):
+        """(entries' columns, c·R² coefficients (L, nnz) int32, SegmentPlan by row) of the
+        key's matrix m (0: A, 1: B), as `r1cs_to_qap.zkey_matrices` reads it."""
+        cs = self.zkey.coefs
+        sel = np.flatnonzero(np.asarray(cs.matrix) == m)
+        coef = np.ascontiguousarray(np.asarray(cs.stored_words)[sel].T).view(np.int32)
+        return (np.asarray(cs.signal, dtype=np.int64)[sel], coef,
+                SegmentPlan(np.asarray(cs.constraint, dtype=np.int64)[sel], self.domain))
+
+    def _matvec(self, M, w: np.ndarray) -> np.ndarray:
+        """M·w (L, domain) in Montgomery form from the standard-form witness limbs w (L, n):
+        c·R² times w read as Montgomery data is c·w (`r1cs_to_qap`'s module docstring)."""
+        cols, coef, plan = M
+        if not len(cols):
+            return np.zeros((self.F.limbs32, self.domain), dtype=np.int32)
+        (prod,) = run_host(self.F, "qap_mul", 2, _MUL, [coef, take_cols(w, cols)])
+        return plan.sum(self.F, prod)
+
+    def h_scalars(self, w: np.ndarray) -> np.ndarray:
+        """p = a·b − c on snarkjs's coset, standard-form words (domain, L): the H MSM's scalars."""
+        F, N = self.F, self.domain
+        abc = np.empty((F.limbs32, 3, N), dtype=np.int32)
+        abc[:, 0] = self._matvec(self.A, w)
+        abc[:, 1] = self._matvec(self.B, w)
+        run_host(F, "mul", 2, OPS["mul"][1], [abc[:, 0], abc[:, 1]], out=[abc[:, 2]])
+        if N >= ntt_cpu.LANES * ntt_cpu.LANES:
+            coeffs = ntt_cpu.transform(F, abc, inverse=True)
+            ev = ntt_cpu.transform(F, coeffs, coset=self.shift)
+        else:
+            ev = _coset_evaluations(F, abc, self.shift)
+        (p,) = run_host(F, "qap_join_abc", 3, _JOIN, [ev[:, 0], ev[:, 1], ev[:, 2]])
+        (std,) = run_host(F, "from_mont", 1, OPS["from_mont"][1], [p])
+        return np.ascontiguousarray(std.view(np.uint32).T)
+
+    # -- MSM --------------------------------------------------------------------------
+    def _msm(self, G, unit: str, scalars: np.ndarray, first: int = 0):
+        """Σ k_i·P_(first+i) over the key section `unit` (a table, or a merged table's
+        section), k_i the rows of `scalars` (standard-form words); zero scalars take no entry."""
+        name, sec = WITNESS_TABLES[unit] if unit in WITNESS_TABLES and unit not in self.tables else (unit, 0)
+        T = self.tables.get(name)
+        if T is None:
+            return None                  # an empty section: the identity
+        live = np.flatnonzero(scalars.any(axis=1))
+        if not live.size:
+            return None
+        cols = T.offsets[sec] + first + live
+        return msm_small_cpu.msm(G, T.rows, T.neg_off, cols.astype(np.int64), scalars[live])
+
+    # -- the proof --------------------------------------------------------------------
+    def prove(self, witness, *, check: bool = True, verify: bool | None = None, rs=None):
+        """(Proof, public signals) for a witness (a Wtns or ints), as `Prover.prove`; rs: the
+        blinding (r, s) (tests; default from ``secrets``)."""
+        ws, where = witness_words(self.zkey, witness)
+        w = np.ascontiguousarray(ws.T).view(np.int32)             # (L, n) limbs for the products
+        p = self.h_scalars(w)
+        G1, G2, k = self.G1, self.G2, self.n_public + 1
+        A, B1, B2 = (self._msm(G, u, ws) for G, u in ((G1, "a"), (G1, "b1"), (G2, "B2")))
+        C = self._msm(G1, "c", ws[k:], first=k)         # C's bases: the private wires (after k identities)
+        H = self._msm(G1, "H", p)
+        q = self.F.p
+        r, s = rs if rs is not None else (secrets.randbelow(q - 1) + 1, secrets.randbelow(q - 1) + 1)
+        z = self.zkey
+        # snarkjs: pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1, with b1 = beta_1 + B1 + s·delta_1
+        pi_a = lincomb(G1, None, [(1, z.alpha_1), (1, A), (r, z.delta_1)])
+        b1 = lincomb(G1, None, [(1, z.beta_1), (1, B1), (s, z.delta_1)])
+        pi_b = lincomb(G2, None, [(1, z.beta_2), (1, B2), (s, z.delta_2)])
+        pi_c = lincomb(G1, None, [(1, C), (1, H), (s, pi_a), (r, b1), (q - r * s % q, z.delta_1)])
+        proof = Proof(self.curve, pi_a, pi_b, pi_c)
+        public = ints(ws[1:k])
+        if (check if verify is None else verify) and not self.verify(proof, public):
+            raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the "
+                               f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
+                               "(give the .r1cs to tell which); no proof written")
+        return proof, public
+
+    def verify(self, proof: Proof, public) -> bool:
+        from .verifier import verify
+        try:
+            return verify(self.zkey, public, proof)
+        except FormatError as e:
+            name = self.path or "the proving key"
+            raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
+
+
+def _coset_evaluations(F, abc: np.ndarray, g: int) -> np.ndarray:
+    """The intt and coset ntt of `h_scalars` for domains below the NTT kernels' 64 points,
+    on Python ints: the N values' interpolation, evaluated at g·ω^k (O(N^2), N <= 32).
+    (L, 3, N) Montgomery limbs in and out."""
+    L, _, N = abc.shape
+    p, R = F.p, pow(2, 32 * L, F.p)
+    w = F.root_of_unity(N)
+    n_inv, r_inv = pow(N, -1, p), pow(R, -1, p)
+    out = np.empty_like(abc)
+    for t in range(3):
+        ys = [v * r_inv % p for v in ints(np.ascontiguousarray(abc[:, t].T))]
+        wi = pow(w, -1, p)
+        coeffs = [n_inv * sum(y * pow(wi, j * k, p) for j, y in enumerate(ys)) % p for k in range(N)]
+        ev = [sum(c * pow(g * pow(w, k, p), j, p) for j, c in enumerate(coeffs)) % p for k in range(N)]
+        out[:, t] = words([v * R % p for v in ev], L).T.view(np.int32)
+    return out
+
+
+__all__ = ["NumpyProver", "Unavailable", "DOMAIN_UPTO"]

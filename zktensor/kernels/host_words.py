@@ -1,0 +1,52 @@
+"""Limb words <-> Python ints on the host, without torch: the edge where compiled kernels'
+outputs become the Python-int points that `algebra` combines.
+
+    ints(words)                       # (m, L) uint32 little-endian words -> [int] * m
+    xyzz_to_affine(G, words)          # (4d, m, L) XYZZ Montgomery words -> affine points
+
+A leaf (numpy only), shared by the tensor front end (`point_formulas.to_host`) and the
+prover without torch (`groth16.numpy_prover`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def ints(words: np.ndarray) -> list[int]:
+    """The integers of (m, L) 32-bit little-endian words (any 32-bit dtype)."""
+    w = np.ascontiguousarray(words).view(np.uint32)
+    n = 4 * w.shape[1]
+    raw = w.tobytes()
+    return [int.from_bytes(raw[i * n:(i + 1) * n], "little") for i in range(w.shape[0])]
+
+
+def words(values, L: int) -> np.ndarray:
+    """(m, L) uint32 words of ints in [0, 2^(32·L))."""
+    raw = b"".join(int(v).to_bytes(4 * L, "little") for v in values)
+    return np.frombuffer(raw, dtype="<u4").reshape(-1, L).copy()
+
+
+def xyzz_to_affine(G, w: np.ndarray) -> list:
+    """Affine Python-int points (None: the identity) of XYZZ data as (K = 4d, m, L) 32-bit
+    Montgomery words (component block k: X, Y, ZZ, ZZZ, each d coordinates): x = X/ZZ,
+    y = Y/ZZZ with one inversion a point. G: the group's record (`algebra.curves`)."""
+    d, F, p = G.degree, G.F, G.p
+    K, m, L = w.shape
+    r_inv = G.fq.R_inv
+    vals = [v * r_inv % p for v in ints(w.reshape(K * m, L))]
+
+    def coord(k, i):          # component block k (X, Y, ZZ, ZZZ) of point i
+        c = [vals[(k * d + j) * m + i] for j in range(d)]
+        return c[0] if d == 1 else tuple(c)
+    out = []
+    for i in range(m):
+        zz, zzz = coord(2, i), coord(3, i)
+        if zz in (0, (0, 0)):
+            out.append(None)
+            continue
+        t = F.inv(F.mul(zz, zzz))                 # 1/ZZ = t·ZZZ, 1/ZZZ = t·ZZ
+        out.append((F.mul(coord(0, i), F.mul(t, zzz)), F.mul(coord(1, i), F.mul(t, zz))))
+    return out
+
+
+__all__ = ["ints", "words", "xyzz_to_affine"]
