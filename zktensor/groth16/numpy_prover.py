@@ -50,9 +50,9 @@ from .formats.zkey import ZKey, read_zkey
 from .key_check import is_current
 from .segments import SegmentPlan, take_cols
 
-DOMAIN_UPTO = 1 << 16    # domains up to which the lanes loop's MSMs beat (with torch's import
-                         # saved) the tensor prover's bucket tree: the measurement is in the
-                         # commit that set it
+DOMAIN_UPTO = 1 << 16    # the lanes loop's own bound (`ops.msm.LANES_UPTO`): past it the tensor
+                         # prover's bucket tree wins an MSM; whether torch's import saved still
+                         # wins the proof there is not measured yet
 WITNESS_TABLES = {"a": ("ab1c", 0), "b1": ("ab1c", 1), "c": ("ab1c", 2)}   # merged keys' sections
 
 _MUL = lambda a, b: a * b          # noqa: E731
