@@ -102,7 +102,7 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
                    help="in this process: `numpy` proves without importing torch, over the key's tables "
                         "in the table cache (made by its first proof; CPUs with AVX-512, domains up to "
                         "2^16); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
-                        "else tensor, and tensor for --r1cs, --profile, --trace, --device and --workers")
+                        "else tensor, and tensor for --profile, --trace, --device cuda and --workers")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--serve", action="store_true",
                    help="prove through the prover service (`zktensor serve`), starting it if it is not "
@@ -176,7 +176,7 @@ def _prove(a: argparse.Namespace) -> int:
 def _prove_numpy(a: argparse.Namespace) -> int | None:
     """`--engine numpy` (or `auto` where it can): the proof without torch
     (`groth16.numpy_prover`); None where the tensor prover is to prove instead."""
-    tensor_only = [flag for flag, given in (("--r1cs", a.r1cs), ("--profile", a.profile), ("--trace", a.trace),
+    tensor_only = [flag for flag, given in (("--profile", a.profile), ("--trace", a.trace),
                                             ("--device", a.device not in (None, "cpu")),
                                             ("--workers", a.workers is not None)) if given]
     if a.engine == "tensor" or (a.engine == "auto" and tensor_only):
@@ -189,7 +189,7 @@ def _prove_numpy(a: argparse.Namespace) -> int | None:
     from .groth16.numpy_prover import NumpyProver, Unavailable
     from .groth16.outputs import write_proof_pair
     try:
-        prover = NumpyProver.load(a.zkey)
+        prover = NumpyProver.load(a.zkey, r1cs=a.r1cs)
     except Unavailable as e:
         if a.engine == "numpy":
             _err(f"--engine numpy: {e}")

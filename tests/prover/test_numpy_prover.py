@@ -67,6 +67,29 @@ def test_a_bad_witness_is_refused(fixtures, monkeypatch, tmp_path):
         prover.prove(w[:-1])
 
 
+@pytest.mark.parametrize("name", ["range_check", "multi_public_bls"])
+def test_the_r1cs_check_names_the_tensor_provers_constraint(fixtures, monkeypatch, tmp_path, name):
+    """With the .r1cs, a witness that breaks constraints is refused naming the first one
+    that fails, the one the tensor prover names; check=False proves it anyway, unverified."""
+    fx = fixtures[name]
+    monkeypatch.setenv("ZKTENSOR_TABLE_CACHE_DIR", str(tmp_path / "tables"))
+    tp = tensor_prover.Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False)
+    prover = NumpyProver.load(fx.zkey, r1cs=fx.r1cs)
+    from zktensor.groth16.formats.errors import WitnessError
+    w = list(read_wtns(fx.wtns).values)
+    for k in (len(w) - 1, len(w) // 2):
+        bad = w[:k] + [(w[k] + 1) % prover.F.p] + w[k + 1:]
+        with pytest.raises(WitnessError) as want:
+            tp.prove(bad)
+        with pytest.raises(WitnessError) as got:
+            prover.prove(bad)
+        assert got.value.constraint == want.value.constraint is not None
+        assert f"constraint {got.value.constraint} " in str(got.value)
+        proof, _ = prover.prove(bad, check=False)
+        assert proof.pi_a is not None
+    assert prover.prove(w)[1] == tp.prove(w)[1]
+
+
 def _cli(*args, env):
     """`zktensor prove` in a fresh interpreter; prints whether torch was imported."""
     code = ("import sys; from zktensor import cli; rc = cli.main(sys.argv[1:]); "
@@ -92,11 +115,13 @@ def test_cli_proves_without_torch(fixtures, snarkjs, tmp_path):
         assert f"torch imported: {expect_torch}" in r.stdout
         assert snarkjs.verify_cli(fx.vk, public, proof)
         assert json.loads(public.read_text()) == json.loads(fx.public.read_text())
-    for extra in (["--engine", "tensor"], ["--r1cs", fx.r1cs]):
-        r = _cli(*args, *extra, env=env)
-        assert r.returncode == 0 and "torch imported: True" in r.stdout, r.stderr
-    r = _cli(*args, "--engine", "numpy", "--r1cs", fx.r1cs, env=env)
-    assert r.returncode == 2 and "--r1cs" in r.stderr
+    r = _cli(*args, "--r1cs", fx.r1cs, env=env)              # the witness checked, still without torch
+    assert r.returncode == 0 and "torch imported: False" in r.stdout, r.stderr
+    assert snarkjs.verify_cli(fx.vk, public, proof)
+    r = _cli(*args, "--engine", "tensor", env=env)
+    assert r.returncode == 0 and "torch imported: True" in r.stdout, r.stderr
+    r = _cli(*args, "--engine", "numpy", "--profile", env=env)
+    assert r.returncode == 2 and "--profile" in r.stderr
 
 
 def test_a_corrupt_table_entry_is_not_used(fixtures, monkeypatch, tmp_path, capsys):

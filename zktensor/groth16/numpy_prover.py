@@ -1,6 +1,6 @@
 """The Groth16 prover without torch: numpy arrays, the compiled CPU kernels and Python ints.
 
-    prover = NumpyProver.load("circuit.zkey")      # None: this key or CPU cannot take this path
+    prover = NumpyProver.load("circuit.zkey", r1cs="circuit.r1cs")   # Unavailable: use `Prover`
     proof, public = prover.prove(read_wtns("witness.wtns"))
 
 Why: `zktensor prove` proving in its own process paid ``import torch`` (1.2-1.3 s and
@@ -13,6 +13,7 @@ arrays, with the steps of `prover.Prover`'s graph run one after the other:
       ─ p = a·b − c ─ Σ p_j·H_j
       ─ Σ w_i·A_i, Σ w_i·B1_i, Σ w_i·C_i (private wires), Σ w_i·B2_i
       ─ blinding and assembly on Python ints (`algebra.curves.lincomb`) ─ pairing check
+    with a .r1cs: C·w of the constraint system against a∘b, the first failing constraint named
 
 Every MSM is the lanes loop (`kernels.msm_small_cpu`) over the key's prepared tables
 *as the on-disk table cache holds them* (`table_cache.load_host`: mapped, the pages shared
@@ -20,7 +21,7 @@ with every other process proving with the key): the tables' first checkpoint and
 negations. So this path needs a cache entry that the tensor prover made, which also
 records that the key was validated (`key_check`): the first proof with a new key goes
 through `prover.Prover` (which builds, checks and stores the tables), later ones here.
-`load` returns None, and the caller proves with `Prover`, where that does not hold, where
+`load` raises Unavailable, and the caller proves with `Prover`, where that does not hold, where
 the lanes loop or the NTT kernels cannot run (no AVX-512), or for domains past
 `DOMAIN_UPTO`, where the bucket tree that only the tensor prover has wins.
 
@@ -31,6 +32,7 @@ pairing). Every proof is verified before it is returned, as `Prover.prove` does.
 """
 from __future__ import annotations
 
+import os
 import secrets
 
 import numpy as np
@@ -43,7 +45,8 @@ from ..kernels.host_words import ints, words
 from ..runtime.cpu_isa import cpu_options
 from . import table_cache
 from .formats import FormatError
-from .formats.consistency import witness_words
+from .formats.consistency import check_r1cs_for_zkey, witness_words
+from .formats.r1cs import R1CS, read_r1cs
 from .formats.errors import WitnessError
 from .formats.json_io import Proof
 from .formats.zkey import ZKey, read_zkey
@@ -83,7 +86,7 @@ class NumpyProver:
     """A proving key's tables mapped from the table cache, and the steps of a proof over
     them (module docstring). Made by `load`."""
 
-    def __init__(self, zkey: ZKey, tables: dict):
+    def __init__(self, zkey: ZKey, tables: dict, r1cs: R1CS | None = None):
         self.zkey, self.path, self.curve = zkey, zkey.path, zkey.curve
         self.F = field(f"{zkey.curve}.fr")
         self.G1, self.G2 = group(f"{zkey.curve}.g1"), group(f"{zkey.curve}.g2")
@@ -91,11 +94,20 @@ class NumpyProver:
         self.n_vars, self.n_public, self.domain = zkey.n_vars, zkey.n_public, zkey.domain_size
         self.shift = self.F.root_of_unity(2 * self.domain)       # snarkjs's coset (`r1cs_to_qap`)
         self.A, self.B = (self._matrix(m) for m in (0, 1))
+        self.r1cs = r1cs
+        if r1cs is not None:         # the key's A and B are the system's (checked): C is left
+            check_r1cs_for_zkey(zkey, r1cs)
+            coef = _limbs(r1cs.C.coeff_words)
+            for _ in range(2):       # c·R² (`r1cs_to_qap.r2_form`): to Montgomery form twice
+                (coef,) = run_host(self.F, "to_mont", 1, OPS["to_mont"][1], [coef])
+            self.C = (np.asarray(r1cs.C.cols, dtype=np.int64), coef,
+                      SegmentPlan(np.asarray(r1cs.C.rows, dtype=np.int64), r1cs.n_constraints))
 
     @classmethod
-    def load(cls, path, *, zkey: ZKey | None = None) -> "NumpyProver":
-        """The prover for the .zkey at `path` (Unavailable, saying why, where this path
-        cannot prove with it here: see the module docstring)."""
+    def load(cls, path, *, r1cs=None, zkey: ZKey | None = None) -> "NumpyProver":
+        """The prover for the .zkey at `path`, with the witness check against `r1cs` (a path
+        or an R1CS) when given; Unavailable, saying why, where this path cannot prove with
+        the key here (see the module docstring)."""
         if not table_cache.enabled():
             raise Unavailable("the table cache is off")
         opts = cpu_options("fp64")
@@ -114,7 +126,7 @@ class NumpyProver:
         tables = {name: Table(name, scalars, arrays, specs[name]["sizes"])
                   for name, (scalars, arrays) in found.items()
                   if scalars is not None and name not in ("fixed_1", "fixed_2")}
-        return cls(z, tables)
+        return cls(z, tables, read_r1cs(r1cs) if isinstance(r1cs, (str, bytes, os.PathLike)) else r1cs)
 
     # -- POLY -------------------------------------------------------------------------
     def _matrix(self, m: int):
@@ -131,17 +143,28 @@ class NumpyProver:
         c·R² times w read as Montgomery data is c·w (`r1cs_to_qap`'s module docstring)."""
         cols, coef, plan = M
         if not len(cols):
-            return np.zeros((self.F.limbs32, self.domain), dtype=np.int32)
+            return np.zeros((self.F.limbs32, plan.n_segments), dtype=np.int32)
         (prod,) = run_host(self.F, "qap_mul", 2, _MUL, [coef, take_cols(w, cols)])
         return plan.sum(self.F, prod)
 
-    def h_scalars(self, w: np.ndarray) -> np.ndarray:
-        """p = a·b − c on snarkjs's coset, standard-form words (domain, L): the H MSM's scalars."""
+    def first_unsatisfied(self, w: np.ndarray, ab: np.ndarray) -> int | None:
+        """The first constraint i of the .r1cs with (A·w)_i·(B·w)_i ≠ (C·w)_i, or None; ab:
+        POLY's a∘b (Montgomery, canonical words as the kernels leave them, as C·w)."""
+        nc = self.r1cs.n_constraints
+        bad = np.flatnonzero((ab[:, :nc] != self._matvec(self.C, w)).any(axis=0))
+        return int(bad[0]) if bad.size else None
+
+    def h_scalars(self, w: np.ndarray, where: str = "witness", check: bool = True) -> np.ndarray:
+        """p = a·b − c on snarkjs's coset, standard-form words (domain, L): the H MSM's
+        scalars; with check and the .r1cs, WitnessError naming the first failing constraint."""
         F, N = self.F, self.domain
         abc = np.empty((F.limbs32, 3, N), dtype=np.int32)
         abc[:, 0] = self._matvec(self.A, w)
         abc[:, 1] = self._matvec(self.B, w)
         run_host(F, "mul", 2, OPS["mul"][1], [abc[:, 0], abc[:, 1]], out=[abc[:, 2]])
+        if check and self.r1cs is not None and (i := self.first_unsatisfied(w, abc[:, 2])) is not None:
+            raise WitnessError(f"{where} does not satisfy the constraint system {self.r1cs.path}: "
+                               f"constraint {i} (of {self.r1cs.n_constraints}) fails, A·w · B·w ≠ C·w", i)
         if N >= ntt_cpu.LANES * ntt_cpu.LANES:
             coeffs = ntt_cpu.transform(F, abc, inverse=True)
             ev = ntt_cpu.transform(F, coeffs, coset=self.shift)
@@ -167,11 +190,12 @@ class NumpyProver:
 
     # -- the proof --------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, rs=None):
-        """(Proof, public signals) for a witness (a Wtns or ints), as `Prover.prove`; rs: the
-        blinding (r, s) (tests; default from ``secrets``)."""
+        """(Proof, public signals) for a witness (a Wtns or ints), as `Prover.prove`: check
+        (the .r1cs's constraints, when given; verify follows it by default) and verify (the
+        pairing check); rs: the blinding (r, s) (tests; default from ``secrets``)."""
         ws, where = witness_words(self.zkey, witness)
-        w = np.ascontiguousarray(ws.T).view(np.int32)             # (L, n) limbs for the products
-        p = self.h_scalars(w)
+        w = _limbs(ws)                                             # (L, n) limbs for the products
+        p = self.h_scalars(w, where, check)
         G1, G2, k = self.G1, self.G2, self.n_public + 1
         A, B1, B2 = (self._msm(G, u, ws) for G, u in ((G1, "a"), (G1, "b1"), (G2, "B2")))
         C = self._msm(G1, "c", ws[k:], first=k)         # C's bases: the private wires (after k identities)
@@ -187,6 +211,10 @@ class NumpyProver:
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = ints(ws[1:k])
         if (check if verify is None else verify) and not self.verify(proof, public):
+            if check and self.r1cs is not None:
+                raise FormatError(f"{self.path or 'the proving key'}: the proof does not verify although "
+                                  f"{where} satisfies {self.r1cs.path}: the proving key is wrong "
+                                  "(corrupt, or not this circuit's key); no proof written")
             raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the "
                                f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
                                "(give the .r1cs to tell which); no proof written")
@@ -199,6 +227,11 @@ class NumpyProver:
         except FormatError as e:
             name = self.path or "the proving key"
             raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
+
+
+def _limbs(words: np.ndarray) -> np.ndarray:
+    """(n, L) little-endian words (a file's layout) -> (L, n) int32 limb-major data."""
+    return np.ascontiguousarray(np.asarray(words, dtype="<u4").T).view(np.int32)
 
 
 def _coset_evaluations(F, abc: np.ndarray, g: int) -> np.ndarray:
