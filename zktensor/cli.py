@@ -101,7 +101,7 @@ def _prove_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=("auto", "numpy", "tensor"), default="auto",
                    help="in this process: `numpy` proves without importing torch, over the key's tables "
                         "in the table cache (made by its first proof; CPUs with AVX-512, domains up to "
-                        "2^16); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
+                        "2^18); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
                         "else tensor, and tensor for --profile, --trace, --device cuda and --workers")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--serve", action="store_true",
