@@ -123,6 +123,10 @@ def test_malformed_or_mismatched_inputs_raise(instance):
                              vk.gamma_2, vk.delta_2, vk.IC, None)
     with pytest.raises(FormatError, match="vk_alpha_1 is not a point of"):
         verify(bad_vk, x, p)
+    # key_checked: the caller vouches for the key's points (a prover's validated key), so
+    # they are not tested again; the proof still fails against the wrong key
+    assert verify(bad_vk, x, p, key_checked=True) is False
+    assert verify(vk, x, p, key_checked=True) is True
     d = proof_to_json(p)
     del d["pi_c"]
     with pytest.raises(FormatError, match="missing pi_c"):

@@ -226,8 +226,8 @@ class NumpyProver:
 
     def verify(self, proof: Proof, public) -> bool:
         from .verifier import verify
-        try:
-            return verify(self.zkey, public, proof)
+        try:        # the key's points passed key_check (its stamp is with the tables: `load`)
+            return verify(self.zkey, public, proof, key_checked=True)
         except FormatError as e:
             name = self.path or "the proving key"
             raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None

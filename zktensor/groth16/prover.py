@@ -560,9 +560,11 @@ class Prover(ResidentKey):
         return max(1, min(lanes, os.cpu_count() or 1, 4))
 
     def verify(self, proof: Proof, public) -> bool:
+        from .key_check import is_current
         from .verifier import verify
-        try:
-            return verify(self.zkey, public, proof)
+        try:        # a key that passed key_check needs no second test of its points
+            return verify(self.zkey, public, proof,
+                          key_checked=is_current(getattr(self, "validated", {}).get("zkey_check")))
         except FormatError as e:        # the key's own points: name the .zkey, not "verification key"
             name = self.path or "the proving key"
             raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None

@@ -43,6 +43,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import functools
+import hashlib
 import json
 import threading
 from typing import TYPE_CHECKING
@@ -317,15 +318,20 @@ _libs_lock = threading.Lock()
 
 
 def library(F, unroll: int = 2) -> _Library:
-    """The compiled passes for field F (generated, compiled and cached on first use)."""
+    """The compiled passes for field F (generated, compiled and cached on first use). The
+    module text's digest is remembered per package source (`cache.memo`): tracing the
+    butterflies took a one-shot proof ~35 ms that a warm cache should not."""
     opts = cpu_options("fp64")
     key_local = (F.name, opts["ifma"], unroll)
     with _libs_lock:
         lib = _libs.get(key_local)
         if lib is None:
-            text = module_text(F.params if hasattr(F, "params") else F, opts["ifma"], unroll)
-            key = cache.entry_key(text, "fp64", "cpu-ntt" + json.dumps(opts, sort_keys=True))
-            entry = cache.lookup(key) or cache.build(key, lambda d: _compile(text, d))
+            P = getattr(F, "params", F)
+            text = functools.cache(lambda: module_text(P, opts["ifma"], unroll))      # made at most once
+            digest = cache.memo(f"ntt-cpu-{P.name}-ifma{int(opts['ifma'])}-unroll{unroll}",
+                                lambda: hashlib.sha256(text().encode()).hexdigest())
+            key = cache.entry_key(digest, "fp64", "cpu-ntt" + json.dumps(opts, sort_keys=True))
+            entry = cache.lookup(key) or cache.build(key, lambda d: _compile(text(), d))
             lib = _libs[key_local] = _Library(entry)
         return lib
 
