@@ -190,7 +190,10 @@ class NumpyProver:
         if not live.size:
             return None
         cols = T.offsets[sec] + first + live
-        return msm_small_cpu.msm(G, T.rows, T.neg_off, cols.astype(np.int64), scalars[live])
+        try:
+            return msm_small_cpu.msm(G, T.rows, T.neg_off, cols.astype(np.int64), scalars[live])
+        finally:    # one MSM a table a proof (a merged table's three are apart, each reads its own
+            table_cache.drop_pages(T.rows)      # columns): the peak holds one table's pages, not five
 
     # -- the proof --------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, rs=None):

@@ -391,6 +391,19 @@ def _map_files(d: Path, meta: dict) -> dict:
     return out
 
 
+def drop_pages(array) -> bool:
+    """Take a mapped table's pages (an array `load_host` returned) out of this process's
+    resident set: they stay in the page cache, shared, and come back on the next read. A
+    one-shot prover that is done with a table need not count it in its peak. True where it
+    was done."""
+    import mmap
+    mm = getattr(array, "_mmap", None)          # numpy.memmap's own mapping
+    if isinstance(mm, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        mm.madvise(mmap.MADV_DONTNEED)
+        return True
+    return False
+
+
 def load_host(zkey_digest: str) -> tuple[dict, dict] | None:
     """The key's tables for host code without torch (`groth16.numpy_prover`): ({table: (the
     stored scalar attributes, {attr: mapped numpy array}) or (None, None)}, the entry's meta)
