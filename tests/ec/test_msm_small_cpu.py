@@ -80,3 +80,23 @@ def test_bad_inputs():
         ms.lane_sums(GS, table.astype(np.int64), 5, cols, dig, 4)
     with pytest.raises(ValueError, match="windows of 1 to"):
         ms.lane_sums(GS, table, 5, cols, dig, 17)
+
+
+def test_many_jobs_share_the_cores():
+    """`msm_many`: jobs of several groups (one of a single point, one of many groups of
+    windows), each against the oracle, `done` once per job; the group's record works as
+    well as its space (host code without torch passes records)."""
+    jobs, want = [], []
+    for name, n in (("bn254.g2", 20), ("bn254.g1", 1), ("bls12_381.g1", 30), ("bn254.g1", 40)):
+        GS = zt.group(name)
+        pts = list(oracle_points(name, n))
+        ks = scalars(name, n, seed=n)
+        xy, inf = GS.tensor(pts).affine()
+        table = _weighted_table(GS, xy, inf, 4, 1, 1, 1, point_major=True)[0].numpy()
+        jobs.append(((GS.params if n == 1 else GS), table, n + 1, np.arange(n, dtype=np.int64),
+                     scalar_words(GS, ks)[0]))
+        want.append(O.msm(GS.params, pts, ks))
+    done = []
+    assert ms.msm_many(jobs, done=done.append) == want
+    assert sorted(done) == [0, 1, 2, 3]
+    assert [ms.msm(*job) for job in jobs] == want

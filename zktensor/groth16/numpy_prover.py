@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import threading
 
 import numpy as np
 
@@ -179,21 +180,40 @@ class NumpyProver:
         return np.ascontiguousarray(std.view(np.uint32).T)
 
     # -- MSM --------------------------------------------------------------------------
-    def _msm(self, G, unit: str, scalars: np.ndarray, first: int = 0):
-        """Σ k_i·P_(first+i) over the key section `unit` (a table, or a merged table's
-        section), k_i the rows of `scalars` (standard-form words); zero scalars take no entry."""
+    def _job(self, G, unit: str, scalars: np.ndarray, first: int = 0):
+        """(table, `msm_small_cpu.msm_many` job) of Σ k_i·P_(first+i) over the key section
+        `unit` (a table, or a merged table's section), k_i the rows of `scalars`
+        (standard-form words); zero scalars take no entry. None: the identity (an empty
+        section, or no nonzero scalar)."""
         name, sec = WITNESS_TABLES[unit] if unit in WITNESS_TABLES and unit not in self.tables else (unit, 0)
         T = self.tables.get(name)
-        if T is None:
-            return None                  # an empty section: the identity
         live = np.flatnonzero(scalars.any(axis=1))
-        if not live.size:
+        if T is None or not live.size:
             return None
-        cols = T.offsets[sec] + first + live
-        try:
-            return msm_small_cpu.msm(G, T.rows, T.neg_off, cols.astype(np.int64), scalars[live])
-        finally:    # one MSM a table a proof (a merged table's three are apart, each reads its own
-            table_cache.drop_pages(T.rows)      # columns): the peak holds one table's pages, not five
+        cols = (T.offsets[sec] + first + live).astype(np.int64)
+        return T, (G, T.rows, T.neg_off, cols, scalars[live])
+
+    def msms(self, units) -> dict:
+        """{unit: Σ k_i·P_i} for units (unit, group, scalars, first), as affine Python-int
+        points (None: the identity), in one `msm_many` (their calls share the cores). A
+        table's mapped pages leave the resident set once its last MSM is done: the peak holds
+        about one table, not five."""
+        jobs = {u: self._job(G, u, sc, first) for u, G, sc, first in units}
+        live = [u for u, j in jobs.items() if j is not None]
+        uses: dict = {}
+        for u in live:
+            uses[id(jobs[u][0])] = uses.get(id(jobs[u][0]), 0) + 1
+        lock = threading.Lock()
+
+        def done(k):
+            T = jobs[live[k]][0]
+            with lock:
+                uses[id(T)] -= 1
+                last = uses[id(T)] == 0
+            if last:
+                table_cache.drop_pages(T.rows)
+        points = msm_small_cpu.msm_many([jobs[u][1] for u in live], done=done)
+        return {u: (points[live.index(u)] if u in live else None) for u, *_ in units}
 
     # -- the proof --------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, rs=None):
@@ -204,9 +224,10 @@ class NumpyProver:
         w = _limbs(ws)                                             # (L, n) limbs for the products
         p = self.h_scalars(w, where, check)
         G1, G2, k = self.G1, self.G2, self.n_public + 1
-        A, B1, B2 = (self._msm(G, u, ws) for G, u in ((G1, "a"), (G1, "b1"), (G2, "B2")))
-        C = self._msm(G1, "c", ws[k:], first=k)         # C's bases: the private wires (after k identities)
-        H = self._msm(G1, "H", p)
+        # C's bases: the private wires (after k identities); the merged table's sections together
+        pts = self.msms([("a", G1, ws, 0), ("b1", G1, ws, 0), ("c", G1, ws[k:], k), ("B2", G2, ws, 0),
+                         ("H", G1, p, 0)])
+        A, B1, C, B2, H = (pts[u] for u in ("a", "b1", "c", "B2", "H"))
         q = self.F.p
         r, s = rs if rs is not None else (secrets.randbelow(q - 1) + 1, secrets.randbelow(q - 1) + 1)
         z = self.zkey

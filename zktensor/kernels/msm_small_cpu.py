@@ -364,46 +364,58 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     i at column neg_off + i (an identity base: all-zero words); cols (m,) int64: the
     entries' columns; digits (W, m) int32 of windows of c
     bits, |digit| <= 2^(c-1)."""
-    from ..runtime import counters
     from ..runtime.threads import host_parallel
-    G = _record(GS)
-    d, L = G.degree, G.fq.limbs32
-    K52 = 4 * d * G.fq.limbs52
-    W, m = digits.shape
-    if table.dtype != np.int32 or not table.flags.c_contiguous or table.shape[1] != 2 * d * L:
-        raise ValueError(f"lane_sums: a contiguous int32 point-major table of {2 * d * L} words a "
-                         f"column, got {table.dtype} {table.shape}")
-    if cols.shape != (m,):
-        raise ValueError(f"lane_sums: {m} digits a window but {cols.shape} columns")
-    if not 1 <= c <= MAX_WINDOW:
-        raise ValueError(f"lane_sums: windows of 1 to {MAX_WINDOW} bits, got {c}")
-    cols = np.ascontiguousarray(cols, dtype=np.int64)
-    if m and not (cols.min() >= 0 and neg_off >= 0 and neg_off + cols.max() < table.shape[0]):
-        raise ValueError("lane_sums: a column outside the table")
-    NB = 1 << (c - 1)
-    if m and int(np.abs(digits).max()) > NB:
-        raise ValueError(f"lane_sums: a digit past ±2^{c - 1}")
-    groups = max(1, -(-W // LANES))
-    dig = np.zeros((groups * LANES, m), dtype=np.int32)
-    dig[:W] = digits
-    T = np.zeros((groups + 1, K52, LANES), dtype=np.int64)
-    lib = library(G)
-    slot = K52 * LANES
+    sums = _Sums(GS, table, neg_off, cols, digits, c)
+    host_parallel(sums.groups, lambda lo, hi: [sums.run(g) for g in range(lo, hi)],
+                  sums.groups * max(sums.m, 1) * 1024, min_work=0)
+    return sums.finish()
 
-    def run(lo, hi):
-        for g in range(lo, hi):
-            dg = dig[g * LANES:(g + 1) * LANES]
-            live = np.flatnonzero(dg.any(axis=0))       # entries with a digit in this group
-            dg = np.ascontiguousarray(dg[:, live].T)
-            cg = np.ascontiguousarray(cols[live])
-            bk = np.zeros((NB + 3) * slot, dtype=np.int64)
-            lib.msm_windows(table.ctypes.data, table.shape[1], neg_off, cg.ctypes.data, dg.ctypes.data,
-                            len(live), bk.ctypes.data, NB, T[g].ctypes.data)
-    host_parallel(groups, run, groups * max(m, 1) * 1024, min_work=0)
-    out = np.empty((4 * d * L, LANES), dtype=np.int32)
-    lib.msm_combine(T.ctypes.data, groups, LANES * c, out.ctypes.data)
-    counters.launch(groups + 1)
-    return out
+
+class _Sums:
+    """One MSM's calls: `run(g)` accumulates and reduces group g of eight windows (one
+    msm_windows call, any thread), `finish()` weights the groups (msm_combine)."""
+
+    def __init__(self, GS, table, neg_off: int, cols, digits, c: int):
+        G = _record(GS)
+        d, L = G.degree, G.fq.limbs32
+        K52 = 4 * d * G.fq.limbs52
+        W, m = digits.shape
+        if table.dtype != np.int32 or not table.flags.c_contiguous or table.shape[1] != 2 * d * L:
+            raise ValueError(f"lane_sums: a contiguous int32 point-major table of {2 * d * L} words a "
+                             f"column, got {table.dtype} {table.shape}")
+        if cols.shape != (m,):
+            raise ValueError(f"lane_sums: {m} digits a window but {cols.shape} columns")
+        if not 1 <= c <= MAX_WINDOW:
+            raise ValueError(f"lane_sums: windows of 1 to {MAX_WINDOW} bits, got {c}")
+        cols = np.ascontiguousarray(cols, dtype=np.int64)
+        if m and not (cols.min() >= 0 and neg_off >= 0 and neg_off + cols.max() < table.shape[0]):
+            raise ValueError("lane_sums: a column outside the table")
+        self.NB = 1 << (c - 1)
+        if m and int(np.abs(digits).max()) > self.NB:
+            raise ValueError(f"lane_sums: a digit past ±2^{c - 1}")
+        self.groups = max(1, -(-W // LANES))
+        self.digits = digits
+        self.T = np.zeros((self.groups + 1, K52, LANES), dtype=np.int64)
+        self.lib, self.slot, self.words = library(G), K52 * LANES, 4 * d * L
+        self.table, self.neg_off, self.cols, self.c, self.m = table, neg_off, cols, c, m
+
+    def run(self, g: int) -> None:
+        dg = self.digits[g * LANES:(g + 1) * LANES]
+        if dg.shape[0] < LANES:                     # the last group's missing windows: zero digits
+            dg = np.concatenate([dg, np.zeros((LANES - dg.shape[0], self.m), dtype=np.int32)])
+        live = np.flatnonzero(dg.any(axis=0))       # entries with a digit in this group
+        dg = np.ascontiguousarray(dg[:, live].T)
+        cg = np.ascontiguousarray(self.cols[live])
+        bk = np.zeros((self.NB + 3) * self.slot, dtype=np.int64)
+        self.lib.msm_windows(self.table.ctypes.data, self.table.shape[1], self.neg_off, cg.ctypes.data,
+                             dg.ctypes.data, len(live), bk.ctypes.data, self.NB, self.T[g].ctypes.data)
+
+    def finish(self) -> np.ndarray:
+        from ..runtime import counters
+        out = np.empty((self.words, LANES), dtype=np.int32)
+        self.lib.msm_combine(self.T.ctypes.data, self.groups, LANES * self.c, out.ctypes.data)
+        counters.launch(self.groups + 1)
+        return out
 
 
 def combine(GS, words: np.ndarray, c: int):
@@ -432,11 +444,65 @@ def msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, words: np.ndarray
     """sum_i k_i·Q_(cols[i]) as an affine Python-int point (None: the identity): the scalars
     k_i as standard-form words (m, Lr), signed digits of c bits (default `lanes_window`),
     `lane_sums` and `combine`. table, neg_off: as `lane_sums`'."""
-    G = _record(GS)
-    bits = G.r.bit_length()
-    c = c or lanes_window(len(cols), bits)
-    digits = signed_digits(np.asarray(words, dtype=np.uint32).reshape(len(cols), -1), c, n_windows(bits, c))
-    return combine(G, lane_sums(G, table, neg_off, cols, digits, c), c)
+    return msm_many([(GS, table, neg_off, cols, words)], c)[0]
+
+
+def msm_many(jobs, c: int | None = None, done=None) -> list:
+    """`msm` of several jobs (GS, table, neg_off, cols, words) at once: their groups of eight
+    windows are one queue of calls that the threads take as they finish, in the jobs'
+    order, so that no core idles at the end of an MSM of few groups (three groups on two
+    cores leave one idle a third of the time). A job's digits are made when its first
+    group is taken, and its arrays go when its last is done: about two jobs' at a time.
+    done(k): called once job k's point is made (its table is no longer read by it)."""
+    from ..runtime.threads import launch_threads, pool
+    out: list = [None] * len(jobs)
+    sums: list = [None] * len(jobs)
+    left = [0] * len(jobs)              # a job's calls not yet done
+    groups = [0] * len(jobs)
+    lock = threading.Lock()
+    at = [0, 0]                 # the next call: job, group
+
+    def prepare(k):
+        GS, table, neg_off, cols, words = jobs[k]
+        G = _record(GS)
+        bits = G.r.bit_length()
+        ck = c or lanes_window(len(cols), bits)
+        digits = signed_digits(np.asarray(words, dtype=np.uint32).reshape(len(cols), -1), ck,
+                               n_windows(bits, ck))
+        return _Sums(G, table, neg_off, cols, digits, ck)
+
+    def take():
+        with lock:
+            while at[0] < len(jobs):
+                k, g = at
+                if g == 0:
+                    sums[k] = prepare(k)
+                    groups[k] = left[k] = sums[k].groups
+                if g < groups[k]:
+                    at[1] += 1
+                    return sums[k], k, g
+                at[0], at[1] = k + 1, 0         # (sums[k] may be gone already: its calls are done)
+            return None
+
+    def work():
+        while (t := take()) is not None:
+            job, k, g = t
+            job.run(g)
+            with lock:
+                left[k] -= 1
+                last = left[k] == 0
+            if last:
+                G = _record(jobs[k][0])
+                out[k] = combine(G, job.finish(), job.c)
+                sums[k] = None
+                if done is not None:
+                    done(k)
+    threads = launch_threads()
+    futs = [pool(threads).submit(work) for _ in range(threads - 1)]
+    work()
+    for f in futs:
+        f.result()
+    return out
 
 
 def _record(GS):
