@@ -2,8 +2,10 @@
 
     zktensor prove circuit.zkey witness.wtns proof.json public.json [--r1cs circuit.r1cs]
                    [--no-verify] [--no-check] [--profile] [--trace trace.json] [--device cpu|cuda]
+                   [--engine auto|numpy|tensor] [--serve | --no-serve]
                    (the witness is checked against the .r1cs, naming the failing constraint,
-                   when --r1cs is given; the proof is verified before it is written)
+                   when --r1cs is given; the proof is verified before it is written; in this
+                   process without torch where `groth16.numpy_prover` can, `_prove_numpy`)
     zktensor verify verification_key.json public.json proof.json
     zktensor setup circuit.r1cs circuit.zkey [--vk verification_key.json] [--curve bn254|bls12_381]
     zktensor demo [--profile] [--trace trace.json] [--out DIR]
