@@ -183,6 +183,21 @@ def test_lazy_sections_check_points_on_use(tmp_path):
         z.check_points()
 
 
+def test_points_unchecked_for_a_validated_content(tmp_path):
+    """check_points=False (a key whose content a prover validated) skips only the point
+    sections' reduction test: the IC points, the coefficients and the sizes are still read
+    and checked."""
+    bad = _rewrite(_good(tmp_path), tmp_path / "a.zkey", lambda s, o: _bad_coord(s[5], 64))
+    with pytest.raises(FormatError, match="not reduced"):
+        read_zkey(bad)
+    assert len(read_zkey(bad, check_points=False).A) == 5
+    for case in ("ic_off_curve", "coef_unreduced", "ic_short"):
+        change, message = next((c, m) for n, c, m in CORRUPTIONS if n == case)
+        other = _rewrite(_good(tmp_path), tmp_path / f"{case}.zkey", change)
+        with pytest.raises(FormatError, match=message):
+            read_zkey(other, check_points=False)
+
+
 def test_truncated_file(tmp_path):
     data = _good_bytes()
     (tmp_path / "circuit.zkey").write_bytes(data[:-100])

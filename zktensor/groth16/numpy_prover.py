@@ -109,7 +109,7 @@ class NumpyProver:
                       SegmentPlan(np.asarray(r1cs.C.rows, dtype=np.int64), r1cs.n_constraints))
 
     @classmethod
-    def load(cls, path, *, r1cs=None, zkey: ZKey | None = None) -> "NumpyProver":
+    def load(cls, path, *, r1cs=None) -> "NumpyProver":
         """The prover for the .zkey at `path`, with the witness check against `r1cs` (a path
         or an R1CS) when given; Unavailable, saying why, where this path cannot prove with
         the key here (see the module docstring)."""
@@ -118,15 +118,20 @@ class NumpyProver:
         opts = cpu_options("fp64")
         if opts["lanes"] != msm_small_cpu.LANES:
             raise Unavailable("the CPU has no 8-lane vectors")
-        z = zkey or read_zkey(path)
-        if z.domain_size > DOMAIN_UPTO:
-            raise Unavailable(f"a domain of {z.domain_size}: past what the lanes loop proves faster")
-        got = table_cache.load_host(table_cache.remembered_digest(path))
+        digest = table_cache.remembered_digest(path)
+        got = table_cache.load_host(digest)
         if got is None:
             raise Unavailable("no cached tables for this key (the first proof makes them)")
         found, meta = got
         if not is_current(meta.get("validated", {}).get("zkey_check")):
             raise Unavailable("the key's validation is not recorded with its tables")
+        # this content passed key_check (the entry is keyed by its sha256): its points are
+        # not read again (the file's identity is the digest's, `remembered_digest`)
+        z = read_zkey(path, check_points=False)
+        if table_cache.remembered_digest(path) != digest:
+            raise Unavailable(f"{path} changed while it was read")
+        if z.domain_size > DOMAIN_UPTO:
+            raise Unavailable(f"a domain of {z.domain_size}: past what the lanes loop proves faster")
         specs = meta["specs"]
         tables = {name: Table(name, scalars, arrays, specs[name]["sizes"])
                   for name, (scalars, arrays) in found.items()
