@@ -7,7 +7,8 @@ Why: `zktensor prove` proving in its own process paid ``import torch`` (1.2-1.3 
 ~570 MiB resident on the 2-core VM) for a proof that, for a circuit of 2^12-2^16
 constraints, takes 0.03-0.5 s. The CPU engine's kernels never needed torch: they are
 shared objects called through ctypes on raw addresses. This prover calls them on numpy
-arrays, with the steps of `prover.Prover`'s graph run one after the other:
+arrays, with the steps of `prover.Prover`'s graph in order (the five MSMs' calls as one
+queue that the cores share, `msm_small_cpu.msm_many`):
 
     w ─ A·w, B·w (`segments.SegmentPlan`) ─ c = a∘b ─ intt ─ coset ntt (`ntt_cpu.transform`)
       ─ p = a·b − c ─ Σ p_j·H_j
@@ -23,12 +24,14 @@ records that the key was validated (`key_check`): the first proof with a new key
 through `prover.Prover` (which builds, checks and stores the tables), later ones here.
 `load` raises Unavailable, and the caller proves with `Prover`, where that does not hold, where
 the lanes loop or the NTT kernels cannot run (no AVX-512), or for domains past
-`DOMAIN_UPTO`, where the bucket tree that only the tensor prover has wins.
+`DOMAIN_UPTO` (not measured there: the tensor prover's bucket tree gains on the lanes loop
+as MSMs grow).
 
 The proofs are the tensor prover's: the same formulas (snarkjs's ``groth16_prove.js``
 blinding with r, s from ``secrets``), and, for the same r and s, the same points
-(tests/prover/test_numpy_prover.py checks that, and checks every proof with py_ecc's
-pairing). Every proof is verified before it is returned, as `Prover.prove` does.
+(tests/prover/test_numpy_prover.py checks that on BN254 and BLS12-381 keys, and that
+snarkjs verifies the proofs). Every proof is verified before it is returned, as
+`Prover.prove` does.
 """
 from __future__ import annotations
 
