@@ -185,12 +185,12 @@ def test_entry_key_names_the_target():
 def test_drop_pages_keeps_a_mapped_table_readable(tmp_path):
     """A dropped table's pages come back from the file on the next read, unchanged."""
     import numpy as np
-    from zktensor.groth16 import table_cache
+    from zktensor.groth16.formats.binfile import drop_pages
     path = tmp_path / "t.bin"
     want = np.arange(1 << 16, dtype="<i4")
     want.tofile(path)
     a = np.memmap(path, dtype="<i4", mode="c", shape=want.shape)
     assert int(a.sum()) == int(want.sum())
-    assert table_cache.drop_pages(a) is True
+    assert drop_pages(a) is True
     assert np.array_equal(a, want)
-    assert table_cache.drop_pages(np.zeros(4)) is False          # not a mapping: nothing to drop
+    assert drop_pages(np.zeros(4)) is False          # not a mapping: nothing to drop

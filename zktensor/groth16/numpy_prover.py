@@ -3,9 +3,9 @@
     prover = NumpyProver.load("circuit.zkey", r1cs="circuit.r1cs")   # Unavailable: use `Prover`
     proof, public = prover.prove(read_wtns("witness.wtns"))
 
-Why: `zktensor prove` proving in its own process paid ``import torch`` (1.2-1.3 s and
-~570 MiB resident on the 2-core VM) for a proof that, for a circuit of 2^12-2^16
-constraints, takes 0.03-0.5 s. The CPU engine's kernels never needed torch: they are
+Why: `zktensor prove` proving in its own process paid ``import torch`` (its time and
+resident memory are in the commit that made this module) for a proof that, for small
+circuits, takes much less. The CPU engine's kernels never needed torch: they are
 shared objects called through ctypes on raw addresses. This prover calls them on numpy
 arrays, with the steps of `prover.Prover`'s graph in order (the five MSMs' calls as one
 queue that the cores share, `msm_small_cpu.msm_many`):
@@ -44,11 +44,11 @@ import numpy as np
 from ..algebra.curves import group, lincomb
 from ..algebra.fields import field
 from ..kernels import msm_small_cpu, ntt_cpu
+from ..kernels.cpu_gather import take_rows
 from ..kernels.field_programs import OPS, run_host
-from ..kernels.host_words import ints, words
+from ..kernels.host_words import ints, limbs, mont_limbs
 from ..runtime.cpu_isa import cpu_options
 from . import table_cache
-from .formats import FormatError
 from .formats.binfile import drop_pages
 from .formats.consistency import check_r1cs_for_zkey, witness_words
 from .formats.r1cs import R1CS, read_r1cs
@@ -56,7 +56,8 @@ from .formats.errors import WitnessError
 from .formats.json_io import Proof
 from .formats.zkey import ZKey, read_zkey
 from .key_check import is_current
-from .segments import SegmentPlan, take_cols
+from .segments import SegmentPlan
+from .verifier import check_own, verify_own
 
 DOMAIN_UPTO = 1 << 18    # past the lanes loop's own bound (`ops.msm.LANES_UPTO`, 2^16), where the
                          # tensor prover's bucket tree wins an MSM, torch's import saved still
@@ -99,13 +100,13 @@ class NumpyProver:
         self.n_vars, self.n_public, self.domain = zkey.n_vars, zkey.n_public, zkey.domain_size
         self.shift = self.F.root_of_unity(2 * self.domain)       # snarkjs's coset (`r1cs_to_qap`)
         self.A, self.B = (self._matrix(m) for m in (0, 1))
-        # read into the matrices; the points come from the tables: the file's pages, touched
-        # by read_zkey's checks, leave the resident set (2^18: 120 MiB)
+        # the coefficients are read into the matrices and the points come from the tables:
+        # the file's pages leave the resident set
         drop_pages(getattr(zkey.H, "raw", None))
         self.r1cs = r1cs
         if r1cs is not None:         # the key's A and B are the system's (checked): C is left
             check_r1cs_for_zkey(zkey, r1cs)
-            coef = _limbs(r1cs.C.coeff_words)
+            coef = limbs(r1cs.C.coeff_words)
             for _ in range(2):       # c·R² (`r1cs_to_qap.r2_form`): to Montgomery form twice
                 (coef,) = run_host(self.F, "to_mont", 1, OPS["to_mont"][1], [coef])
             self.C = (np.asarray(r1cs.C.cols, dtype=np.int64), coef,
@@ -157,7 +158,7 @@ class NumpyProver:
         cols, coef, plan = M
         if not len(cols):
             return np.zeros((self.F.limbs32, plan.n_segments), dtype=np.int32)
-        (prod,) = run_host(self.F, "qap_mul", 2, _MUL, [coef, take_cols(w, cols)])
+        (prod,) = run_host(self.F, "qap_mul", 2, _MUL, [coef, take_rows(w, cols)])
         return plan.sum(self.F, prod)
 
     def first_unsatisfied(self, w: np.ndarray, ab: np.ndarray) -> int | None:
@@ -176,8 +177,7 @@ class NumpyProver:
         abc[:, 1] = self._matvec(self.B, w)
         run_host(F, "mul", 2, OPS["mul"][1], [abc[:, 0], abc[:, 1]], out=[abc[:, 2]])
         if check and self.r1cs is not None and (i := self.first_unsatisfied(w, abc[:, 2])) is not None:
-            raise WitnessError(f"{where} does not satisfy the constraint system {self.r1cs.path}: "
-                               f"constraint {i} (of {self.r1cs.n_constraints}) fails, A·w · B·w ≠ C·w", i)
+            raise WitnessError.unsatisfied(where, self.r1cs.path, i, self.r1cs.n_constraints)
         if N >= ntt_cpu.LANES * ntt_cpu.LANES:
             coeffs = ntt_cpu.transform(F, abc, inverse=True)
             ev = ntt_cpu.transform(F, coeffs, coset=self.shift)
@@ -219,7 +219,7 @@ class NumpyProver:
                 uses[id(T)] -= 1
                 last = uses[id(T)] == 0
             if last:
-                table_cache.drop_pages(T.rows)
+                drop_pages(T.rows)
         points = msm_small_cpu.msm_many([jobs[u][1] for u in live], done=done)
         return {u: (points[live.index(u)] if u in live else None) for u, *_ in units}
 
@@ -229,7 +229,7 @@ class NumpyProver:
         (the .r1cs's constraints, when given; verify follows it by default) and verify (the
         pairing check); rs: the blinding (r, s) (tests; default from ``secrets``)."""
         ws, where = witness_words(self.zkey, witness)
-        w = _limbs(ws)                                             # (L, n) limbs for the products
+        w = limbs(ws)                                             # (L, n) limbs for the products
         p = self.h_scalars(w, where, check)
         G1, G2, k = self.G1, self.G2, self.n_public + 1
         # C's bases: the private wires (after k identities); the merged table's sections together
@@ -246,45 +246,29 @@ class NumpyProver:
         pi_c = lincomb(G1, None, [(1, C), (1, H), (s, pi_a), (r, b1), (q - r * s % q, z.delta_1)])
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = ints(ws[1:k])
-        if (check if verify is None else verify) and not self.verify(proof, public):
-            if check and self.r1cs is not None:
-                raise FormatError(f"{self.path or 'the proving key'}: the proof does not verify although "
-                                  f"{where} satisfies {self.r1cs.path}: the proving key is wrong "
-                                  "(corrupt, or not this circuit's key); no proof written")
-            raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the "
-                               f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
-                               "(give the .r1cs to tell which); no proof written")
+        if check if verify is None else verify:      # the key passed key_check: its stamp is with the tables
+            check_own(self.zkey, public, proof, where=where, key_checked=True,
+                      r1cs_path=self.r1cs.path if check and self.r1cs is not None else None)
         return proof, public
 
     def verify(self, proof: Proof, public) -> bool:
-        from .verifier import verify
-        try:        # the key's points passed key_check (its stamp is with the tables: `load`)
-            return verify(self.zkey, public, proof, key_checked=True)
-        except FormatError as e:
-            name = self.path or "the proving key"
-            raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
-
-
-def _limbs(words: np.ndarray) -> np.ndarray:
-    """(n, L) little-endian words (a file's layout) -> (L, n) int32 limb-major data."""
-    return np.ascontiguousarray(np.asarray(words, dtype="<u4").T).view(np.int32)
+        return verify_own(self.zkey, public, proof, key_checked=True)
 
 
 def _coset_evaluations(F, abc: np.ndarray, g: int) -> np.ndarray:
     """The intt and coset ntt of `h_scalars` for domains below the NTT kernels' 64 points,
     on Python ints: the N values' interpolation, evaluated at g·ω^k (O(N^2), N <= 32).
     (L, 3, N) Montgomery limbs in and out."""
-    L, _, N = abc.shape
-    p, R = F.p, pow(2, 32 * L, F.p)
-    w = F.root_of_unity(N)
-    n_inv, r_inv = pow(N, -1, p), pow(R, -1, p)
+    _, _, N = abc.shape
+    p = F.p
+    w, wi = F.root_of_unity(N), pow(F.root_of_unity(N), -1, p)
+    n_inv = pow(N, -1, p)
     out = np.empty_like(abc)
     for t in range(3):
-        ys = [v * r_inv % p for v in ints(np.ascontiguousarray(abc[:, t].T))]
-        wi = pow(w, -1, p)
+        ys = [v * F.R_inv % p for v in ints(np.ascontiguousarray(abc[:, t].T))]
         coeffs = [n_inv * sum(y * pow(wi, j * k, p) for j, y in enumerate(ys)) % p for k in range(N)]
         ev = [sum(c * pow(g * pow(w, k, p), j, p) for j, c in enumerate(coeffs)) % p for k in range(N)]
-        out[:, t] = words([v * R % p for v in ev], L).T.view(np.int32)
+        out[:, t] = mont_limbs(F, ev)
     return out
 
 

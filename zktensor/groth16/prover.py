@@ -84,7 +84,7 @@ from ..points import PointTensor, cat as cat_points
 from ..runtime.graph import Graph, RunResult
 from ..runtime.threads import launch_threads, num_threads
 from ..tensor import FieldTensor, stack
-from .formats import FormatError, read_wtns
+from .formats import read_wtns
 from .formats.consistency import witness_words
 from .formats.json_io import Proof
 from .outputs import check_outputs, write_proof_pair
@@ -517,16 +517,10 @@ class Prover(ResidentKey):
         pi_a, pi_b, pi_c = self.proof_points(run, where)
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = [int.from_bytes(words[i].astype("<u4").tobytes(), "little") for i in range(1, self.n_public + 1)]
-        if verify is None:
-            verify = check
-        if verify and not self.verify(proof, public):
-            if check and self.r1cs_check is not None:
-                raise FormatError(f"{self.path or 'the proving key'}: the proof does not verify although "
-                                  f"{where} satisfies {self.r1cs_check.path}: the proving key is wrong "
-                                  "(corrupt, or not this circuit's key); no proof written")
-            raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the "
-                               f"circuit, or {self.path or 'the proving key'} is not a correct key for it "
-                               "(give the .r1cs to tell which); no proof written")
+        if check if verify is None else verify:
+            from .verifier import check_own
+            check_own(self.zkey, public, proof, where=where, key_checked=self._key_checked(),
+                      r1cs_path=self.r1cs_check.path if check and self.r1cs_check is not None else None)
         return proof, public
 
     def proof_points(self, run: RunResult, where: str = "witness") -> tuple:
@@ -560,14 +554,13 @@ class Prover(ResidentKey):
         return max(1, min(lanes, os.cpu_count() or 1, 4))
 
     def verify(self, proof: Proof, public) -> bool:
+        from .verifier import verify_own
+        return verify_own(self.zkey, public, proof, key_checked=self._key_checked())
+
+    def _key_checked(self) -> bool:
+        """Whether the key passed key_check (then its points need no second test)."""
         from .key_check import is_current
-        from .verifier import verify
-        try:        # a key that passed key_check needs no second test of its points
-            return verify(self.zkey, public, proof,
-                          key_checked=is_current(getattr(self, "validated", {}).get("zkey_check")))
-        except FormatError as e:        # the key's own points: name the .zkey, not "verification key"
-            name = self.path or "the proving key"
-            raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
+        return is_current(getattr(self, "validated", {}).get("zkey_check"))
 
     def prove_to_files(self, witness, proof_path, public_path, **kw) -> tuple[Proof, list[int]]:
         """Prove and write proof.json and public.json as snarkjs does, as one pair

@@ -53,13 +53,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..kernels.cpu_gather import take_rows
 from ..kernels.field_programs import run_host, run_program, to_mont
+from ..kernels.host_words import limbs
 from ..kernels import sparse_device
 from ..runtime.target import choose
 from ..ops.ntt import intt, ntt
 from ..tensor import FieldSpace, FieldTensor, field
 from .formats.errors import WitnessError
-from .segments import SegmentPlan, take_cols
+from .segments import SegmentPlan
 
 _MUL = lambda a, b: a * b          # noqa: E731
 _JOIN = lambda a, b, c: a * b - c  # noqa: E731
@@ -116,15 +118,14 @@ class SparseFr:
         if target == "triton":
             return FieldTensor(F, sparse_device.csr_matvec(F, strategy, self.coef, self.cols, self.row_ptr,
                                                            w_std))
-        w = take_cols(w_std.numpy(), self.cols.numpy())
+        w = take_rows(w_std.numpy(), self.cols.numpy())
         (prod,) = run_host(F, "qap_mul", 2, _MUL, [self.coef.numpy(), w])
         return FieldTensor(F, torch.from_numpy(self.plan.sum(F, prod)))
 
 
 def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:
     """(n, L) little-endian uint32 words (a file's layout) -> (L, n) int32 limb-major data."""
-    w = np.array(np.asarray(words, dtype="<u4").T, order="C", copy=True)
-    t = torch.from_numpy(w.view(np.int32))
+    t = torch.from_numpy(limbs(words))
     if device is None:
         return t
     device = torch.device(device)
@@ -229,8 +230,7 @@ class R1CSCheck:
 
     def error(self, i: int, where: str = "witness") -> WitnessError:
         """The WitnessError for constraint i failing."""
-        return WitnessError(f"{where} does not satisfy the constraint system {self.path}: "
-                            f"constraint {i} (of {self.n_constraints}) fails, A·w · B·w ≠ C·w", i)
+        return WitnessError.unsatisfied(where, self.path, i, self.n_constraints)
 
     def check(self, w_std: torch.Tensor, where: str = "witness", ab: FieldTensor | None = None) -> None:
         """Raise WitnessError naming the first failing constraint (ab: as for `unsatisfied`)."""

@@ -255,14 +255,8 @@ def _prune(root: Path, zkey_digest: str, keep: str) -> None:
     specs (the CLI's plain tables beside the service's weighted ones, another device), all
     but the KEEP_PER_KEY - 1 most recently used. Entries of other keys are left alone."""
     same_layout = []
-    for d in root.iterdir():
-        if d.name == keep or d.name.startswith("."):
-            continue
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-        except (OSError, ValueError):
-            continue
-        if meta.get("zkey_sha256") != zkey_digest:
+    for d, meta in _entries(root, zkey_digest):
+        if d.name == keep:
             continue
         if meta.get("layout") != layout_fingerprint():
             print(f"zktensor: table cache entry {d} was laid out by other code (layout "
@@ -273,6 +267,21 @@ def _prune(root: Path, zkey_digest: str, keep: str) -> None:
     same_layout.sort(key=_last_used, reverse=True)
     for d in same_layout[KEEP_PER_KEY - 1:]:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def _entries(root: Path, zkey_digest: str) -> list[tuple[Path, dict]]:
+    """(entry, its meta.json) of every readable entry of the key under root."""
+    out = []
+    for d in root.iterdir():
+        if d.name.startswith("."):
+            continue
+        try:
+            meta = _meta(d)
+        except (OSError, ValueError):
+            continue
+        if meta.get("zkey_sha256") == zkey_digest:
+            out.append((d, meta))
+    return out
 
 
 def _last_used(d: Path) -> float:
@@ -391,40 +400,18 @@ def _map_files(d: Path, meta: dict) -> dict:
     return out
 
 
-def drop_pages(array) -> bool:
-    """Take a mapped table's pages (an array `load_host` returned) out of this process's
-    resident set: they stay in the page cache, shared, and come back on the next read. A
-    one-shot prover that is done with a table need not count it in its peak. True where it
-    was done."""
-    import mmap
-    mm = getattr(array, "_mmap", None)          # numpy.memmap's own mapping
-    if isinstance(mm, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        mm.madvise(mmap.MADV_DONTNEED)
-        return True
-    return False
-
-
 def load_host(zkey_digest: str) -> tuple[dict, dict] | None:
     """The key's tables for host code without torch (`groth16.numpy_prover`): ({table: (the
     stored scalar attributes, {attr: mapped numpy array}) or (None, None)}, the entry's meta)
     of the most recently used entry laid out by this code for the CPU target, or None (no
     such entry). A corrupt entry is reported, removed and skipped, as by `load`."""
-    root = cache_dir()
     try:
-        found = []
-        for d in root.iterdir():
-            if d.name.startswith("."):
-                continue
-            try:
-                meta = _meta(d)
-            except (OSError, ValueError):
-                continue
-            if meta.get("zkey_sha256") == zkey_digest and meta.get("layout") == layout_fingerprint() and \
-                    (meta.get("device"), meta.get("target")) == ("cpu", "cpu"):
-                found.append((_last_used(d), d, meta))
+        found = [(d, meta) for d, meta in _entries(cache_dir(), zkey_digest)
+                 if meta.get("layout") == layout_fingerprint() and
+                 (meta.get("device"), meta.get("target")) == ("cpu", "cpu")]
     except OSError:
         return None
-    for _, d, meta in sorted(found, key=lambda f: f[0], reverse=True):
+    for d, meta in sorted(found, key=lambda e: _last_used(e[0]), reverse=True):
         try:
             tables = _map_files(d, meta)
         except (CacheCorrupt, OSError, ValueError, KeyError, TypeError) as e:

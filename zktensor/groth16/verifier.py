@@ -38,7 +38,7 @@ import sys
 from zktensor.algebra.curves import group, is_on_curve, lincomb
 from zktensor.algebra.pairing import g2_in_subgroup
 
-from .formats.errors import FormatError
+from .formats.errors import FormatError, WitnessError
 from .formats.json_io import (Proof, VerificationKey, proof_from_json, public_from_json,
                               read_json, vk_from_json)
 from .formats.zkey import ZKey
@@ -160,8 +160,8 @@ def verify(vk, public_signals, proof, *, key_checked: bool = False) -> bool:
     ``public_signals``: ints or decimal strings, or a path to public.json;
     ``proof``: Proof, proof.json's dict, or a path to it.
     ``key_checked``: the key's points are known to be in their groups (a prover's key that
-    passed `key_check.validate_zkey`, which tests them all): `check_vk` is skipped, ~20 ms
-    of a one-shot proof's self-check.
+    passed `key_check.validate_zkey`, which tests them all): `check_vk` is skipped, as a
+    one-shot proof's self-check need not test them again.
     """
     vk_name, pub_name, proof_name = (os.fsdecode(v) if isinstance(v, _PATH) else what for v, what in
                                      ((vk, "verification key"), (public_signals, "public signals"),
@@ -192,3 +192,28 @@ def verify(vk, public_signals, proof, *, key_checked: bool = False) -> bool:
     p = group(f"{curve}.g1").p
     neg_a = None if proof.pi_a is None else (proof.pi_a[0], -proof.pi_a[1] % p)
     return groth16_check(vk, neg_a, proof.pi_b, vk_x(vk, pub), proof.pi_c)
+
+
+def verify_own(zkey: ZKey, public, proof, *, key_checked: bool = False) -> bool:
+    """`verify` of a prover's own proof against its .zkey: a key error names the .zkey, not
+    "verification key". key_checked: as `verify`'s (the key passed `key_check`)."""
+    try:
+        return verify(zkey, public, proof, key_checked=key_checked)
+    except FormatError as e:
+        name = zkey.path or "the proving key"
+        raise FormatError(str(e) if str(e).startswith(name) else f"{name}: {e}") from None
+
+
+def check_own(zkey: ZKey, public, proof, *, where: str, r1cs_path=None, key_checked: bool = False) -> None:
+    """A prover's check of its proof before returning it: nothing if it verifies. Else, when
+    the witness passed the .r1cs check (r1cs_path given), the key is wrong (FormatError
+    naming it); without one, the witness or the key (WitnessError)."""
+    if verify_own(zkey, public, proof, key_checked=key_checked):
+        return
+    key = zkey.path or "the proving key"
+    if r1cs_path is not None:
+        raise FormatError(f"{key}: the proof does not verify although {where} satisfies {r1cs_path}: "
+                          "the proving key is wrong (corrupt, or not this circuit's key); no proof written")
+    raise WitnessError(f"{where}: the proof does not verify: the witness does not satisfy the circuit, or "
+                       f"{key} is not a correct key for it (give the .r1cs to tell which); no proof written")
+

@@ -84,3 +84,30 @@ def gather_cols(t: np.ndarray, idx: np.ndarray, dst: np.ndarray, lo: int, hi: in
         raise ValueError(f"gather_cols: columns [{lo}, {hi}) outside {len(idx)} indices")
     LOOPS.get().gather_cols(t.ctypes.data, 1, C, C, idx.ctypes.data, lo, hi, dst.ctypes.data,
                            dst.strides[0] // 4, BLOCK)
+
+
+def take_rows(x: np.ndarray, idx: np.ndarray, out: np.ndarray | None = None, split: int = 1 << 16) -> np.ndarray:
+    """out[r] = x[r][idx] for limb-major data x (rows, m): numpy's take a row at a time, where
+    a row is contiguous and numpy needs no help (see the module docstring); with mode="clip"
+    and a contiguous destination it neither checks bounds (the indices are in range by
+    construction) nor buffers. It drops the GIL, so threads share the rows from `split`
+    words on. out: (rows, len(idx)), any rows with unit column stride (default: new)."""
+    from ..runtime.threads import host_parallel
+    if out is None:
+        out = np.empty((x.shape[0], len(idx)), dtype=x.dtype)
+
+    def take(lo, hi):
+        for r in range(lo, hi):
+            np.take(x[r], idx, out=out[r], mode="clip")
+    host_parallel(x.shape[0], take, len(idx) * x.shape[0], split)
+    return out
+
+
+def move_rows(out: np.ndarray, dst: np.ndarray, x: np.ndarray, src: np.ndarray, split: int = 1 << 16) -> None:
+    """out[r][dst] = x[r][src] for every row r (gather and scatter in one pass, as `take_rows`)."""
+    from ..runtime.threads import host_parallel
+
+    def move(lo, hi):
+        for r in range(lo, hi):
+            out[r][dst] = np.take(x[r], src, mode="clip")
+    host_parallel(out.shape[0], move, len(src) * out.shape[0], split)

@@ -2,6 +2,7 @@
 outputs become the Python-int points that `algebra` combines.
 
     ints(words)                       # (m, L) uint32 little-endian words -> [int] * m
+    limbs(words)                      # -> (L, m) int32 limb-major data, the kernels' layout
     xyzz_to_affine(G, words)          # (4d, m, L) XYZZ Montgomery words -> affine points
 
 A leaf (numpy only), shared by the tensor front end (`point_formulas.to_host`) and the
@@ -24,6 +25,18 @@ def words(values, L: int) -> np.ndarray:
     """(m, L) uint32 words of ints in [0, 2^(32·L))."""
     raw = b"".join(int(v).to_bytes(4 * L, "little") for v in values)
     return np.frombuffer(raw, dtype="<u4").reshape(-1, L).copy()
+
+
+def limbs(w: np.ndarray) -> np.ndarray:
+    """(n, L) little-endian words (a file's layout) -> (L, n) int32 limb-major data (a copy)."""
+    return np.ascontiguousarray(np.asarray(w, dtype="<u4").T).view(np.int32)
+
+
+def mont_limbs(F, values) -> np.ndarray:
+    """Python ints in [0, p) -> their Montgomery form (R = 2^(32·L)) as (L, m) int32 limbs.
+    F: a field's record (or a field space)."""
+    P = getattr(F, "params", F)
+    return limbs(words([v * P.R % P.p for v in values], P.limbs32))
 
 
 def xyzz_to_affine(G, w: np.ndarray) -> list:
@@ -49,4 +62,4 @@ def xyzz_to_affine(G, w: np.ndarray) -> list:
     return out
 
 
-__all__ = ["ints", "words", "xyzz_to_affine"]
+__all__ = ["ints", "words", "limbs", "mont_limbs", "xyzz_to_affine"]

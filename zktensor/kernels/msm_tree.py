@@ -232,11 +232,7 @@ def take_cols(t: torch.Tensor | None, idx: np.ndarray, out: torch.Tensor | None 
     if t.dim() == 1:
         np.take(tn, idx, out=dst, mode="clip")
         return out
-
-    def gather(lo, hi):
-        for r in range(lo, hi):
-            np.take(tn[r], idx, out=dst[r], mode="clip")
-    host_parallel(t.shape[0], gather, len(idx) * t.shape[0], GATHER_SPLIT)
+    cpu_gather.take_rows(tn, idx, dst, GATHER_SPLIT)
     return out
 
 
@@ -283,11 +279,7 @@ def move_cols(out: torch.Tensor, dst: np.ndarray, t: torch.Tensor | None, src: n
     if o.ndim == 1:
         o[dst] = np.take(x, src, mode="clip")
         return
-
-    def move(lo, hi):           # rows shared by threads (numpy drops the GIL)
-        for r in range(lo, hi):
-            o[r][dst] = np.take(x[r], src, mode="clip")
-    host_parallel(o.shape[0], move, len(src) * o.shape[0], GATHER_SPLIT)
+    cpu_gather.move_rows(o, dst, x, src, GATHER_SPLIT)
 
 
 GATHER_SPLIT = 1 << 16      # words from which a gather is shared by threads

@@ -52,7 +52,8 @@ import numpy as np
 
 from ..runtime import cache
 from .cpu_code import Code, apply, compile_module, field_func, vector_function
-from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_host, host_tables, mont_words, scale_spec
+from .host_words import mont_limbs
+from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_host, host_tables, scale_spec
 from ..runtime.cpu_isa import cpu_options
 from ..runtime.threads import launch_threads
 from ..tune.costmodel import default_rows_log
@@ -320,7 +321,7 @@ _libs_lock = threading.Lock()
 def library(F, unroll: int = 2) -> _Library:
     """The compiled passes for field F (generated, compiled and cached on first use). The
     module text's digest is remembered per package source (`cache.memo`): tracing the
-    butterflies took a one-shot proof ~35 ms that a warm cache should not."""
+    butterflies is work that a warm cache, and a one-shot proof, should not repeat."""
     opts = cpu_options("fp64")
     key_local = (F.name, opts["ifma"], unroll)
     with _libs_lock:
@@ -483,8 +484,8 @@ def _run(P, src: np.ndarray, dst: np.ndarray, inverse: bool, coset: int | None, 
     (nat_rb, nat_lr, id_rb, id_lr, colperm), _ = _index_tables(n1, n2)
     threads = min(threads or launch_threads(), launch_threads())
     limbs52 = P.limbs52
-    # buffers and tables travel as (array, address): reading a numpy array's address costs
-    # ~1 us, which at N = 2^6 is a tenth of the transform, so it is read once per array
+    # buffers and tables travel as (array, address): reading a numpy array's address is not
+    # free next to a small transform's passes, so it is read once per array
     src_a, dst_a = (src, _addr(src)), (dst, _addr(dst))
 
     def run(pass_name, s, d, pre_arg, post_arg, rowbase, lanerow, nat):
@@ -593,7 +594,7 @@ def _scale_arg(T, spec, bitrev: bool):
     if spec is None:
         return None, 0, 0
     if isinstance(spec, int):
-        t = _table52(T, ("const", spec), lambda: to_limbs52(T.F, mont_words(T.F, [spec])))
+        t = _table52(T, ("const", spec), lambda: to_limbs52(T.F, mont_limbs(T.F, [spec])))
         return t, t[0].strides[0] // 8, 2
 
     def make():

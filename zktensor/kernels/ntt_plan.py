@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .field_programs import OPS, run_host, run_program
+from .host_words import mont_limbs
 
 if TYPE_CHECKING:       # annotations only: the functions over tensors import torch when called
     import torch
@@ -138,18 +139,25 @@ def powers(F, base: int, count: int, device=None, scale: int = 1) -> torch.Tenso
 
 
 class Tables:
-    """Twiddles and coset powers of one (field, N, device), made on first use."""
+    """Twiddles and coset powers of one (field, N, device) as torch tensors, made on first
+    use. `HostTables` is the same cache over numpy arrays: the two differ only in how the
+    powers are made (`_powers`) and joined (`_cat`)."""
 
     def __init__(self, F, n: int, device):
         self.F, self.n, self.device = F, n, device
         self._tw = {}
         self._coset = OrderedDict()
-        self.derived = {}        # kernels' own forms of the tables (e.g. 52-bit limbs)
         self.lock = threading.Lock()
 
-    def twiddles(self, inverse: bool) -> torch.Tensor:
-        """Stage-major: entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2 (N - 1 entries)."""
+    def _powers(self, base: int, count: int, scale: int = 1):
+        return powers(self.F, base, count, self.device, scale).contiguous()
+
+    def _cat(self, parts):
         import torch
+        return torch.cat(parts, dim=-1).contiguous() if parts else self.F.zeros((0,), self.device).data
+
+    def twiddles(self, inverse: bool):
+        """Stage-major (L, N - 1): entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2."""
         with self.lock:
             t = self._tw.get(inverse)
             if t is None:
@@ -157,19 +165,17 @@ class Tables:
                 w = F.root_of_unity(n)
                 if inverse:
                     w = pow(w, -1, F.p)
-                half = powers(F, w, n // 2, self.device)          # w_N^j, j < N/2
-                parts = [half[:, ::n // (2 * H)] for H in _halves(n)]
-                t = self._tw[inverse] = (torch.cat(parts, dim=-1).contiguous() if parts else
-                                         F.zeros((0,), self.device).data)
+                half = self._powers(w, n // 2)                   # w_N^j, j < N/2
+                t = self._tw[inverse] = self._cat([half[:, ::n // (2 * H)] for H in _halves(n)])
             return t
 
-    def coset_powers(self, g: int, scale: int = 1) -> torch.Tensor:
-        """scale · g^j for j in [0, N) (the last few are kept)."""
+    def coset_powers(self, g: int, scale: int = 1):
+        """scale · g^j for j in [0, N) as (L, N) (the last few are kept)."""
         key = (g, scale)
         with self.lock:
             t = self._coset.get(key)
             if t is None:
-                t = self._coset[key] = powers(self.F, g, self.n, self.device, scale).contiguous()
+                t = self._coset[key] = self._powers(g, self.n, scale)
                 while len(self._coset) > 4:
                     self._coset.popitem(last=False)
             else:
@@ -200,14 +206,6 @@ def tables(F, n: int, device) -> Tables:
 
 
 # -- host tables (numpy, no torch) -------------------------------------------------
-def mont_words(F, values) -> np.ndarray:
-    """Python ints in [0, p) -> their Montgomery words (R = 2^(32·L)) as an (L, m) int32 array."""
-    P = getattr(F, "params", F)
-    L, nbytes = P.limbs32, 4 * P.limbs32
-    raw = b"".join((v * P.R % P.p).to_bytes(nbytes, "little") for v in values)
-    return np.frombuffer(raw, dtype="<u4").reshape(-1, L).T.copy().view(np.int32)
-
-
 def host_powers(F, base: int, count: int, scale: int = 1) -> np.ndarray:
     """`powers` on the host: scale · base^j for j in [0, count) as an (L, count) int32 array,
     by the same log2(count) doubling steps, each the compiled multiplication of the powers
@@ -216,54 +214,30 @@ def host_powers(F, base: int, count: int, scale: int = 1) -> np.ndarray:
     n_in, mul = OPS["mul"]
     L, p = P.limbs32, P.p
     out = np.empty((L, 1 << max(0, (count - 1).bit_length())), dtype=np.int32)
-    out[:, :1] = mont_words(P, [scale % p])
+    out[:, :1] = mont_limbs(P, [scale % p])
     k = 1
     while k < count:
         step = np.empty((L, k), dtype=np.int32)
-        step[:] = mont_words(P, [pow(base, k, p)])     # base^k in every column
+        step[:] = mont_limbs(P, [pow(base, k, p)])     # base^k in every column
         run_host(P, "mul", n_in, mul, [out[:, :k], step], out=[out[:, k:2 * k]])
         k *= 2
     return np.ascontiguousarray(out[:, :count])
 
 
-class HostTables:
-    """`Tables` as numpy arrays, for the CPU kernels: twiddles and coset powers of one
-    (field, N), made on first use with the compiled field multiplication on the host."""
+class HostTables(Tables):
+    """`Tables` as numpy arrays, for the CPU kernels (made with the compiled field
+    multiplication on the host), with the kernels' own forms of them in `derived` (52-bit
+    limbs, tiled: `ntt_cpu`)."""
 
     def __init__(self, F, n: int):
-        self.F, self.n = getattr(F, "params", F), n
-        self._tw = {}
-        self._coset = OrderedDict()
-        self.derived = {}        # the kernels' own forms of the tables (52-bit limbs, tiled)
-        self.lock = threading.Lock()
+        super().__init__(getattr(F, "params", F), n, "cpu")
+        self.derived = {}
 
-    def twiddles(self, inverse: bool) -> np.ndarray:
-        """Stage-major (L, N - 1): entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2."""
-        with self.lock:
-            t = self._tw.get(inverse)
-            if t is None:
-                F, n = self.F, self.n
-                w = F.root_of_unity(n)
-                if inverse:
-                    w = pow(w, -1, F.p)
-                half = host_powers(F, w, n // 2)                  # w_N^j, j < N/2
-                parts = [half[:, ::n // (2 * H)] for H in _halves(n)]
-                t = self._tw[inverse] = (np.concatenate(parts, axis=1) if parts else
-                                         np.zeros((F.limbs32, 0), dtype=np.int32))
-            return t
+    def _powers(self, base: int, count: int, scale: int = 1) -> np.ndarray:
+        return host_powers(self.F, base, count, scale)
 
-    def coset_powers(self, g: int, scale: int = 1) -> np.ndarray:
-        """scale · g^j for j in [0, N) as (L, N) (the last few are kept)."""
-        key = (g, scale)
-        with self.lock:
-            t = self._coset.get(key)
-            if t is None:
-                t = self._coset[key] = host_powers(self.F, g, self.n, scale)
-                while len(self._coset) > 4:
-                    self._coset.popitem(last=False)
-            else:
-                self._coset.move_to_end(key)
-            return t
+    def _cat(self, parts) -> np.ndarray:
+        return np.concatenate(parts, axis=1) if parts else np.zeros((self.F.limbs32, 0), dtype=np.int32)
 
 
 _host_tables: dict = {}
@@ -288,5 +262,5 @@ def clear_tables():
 
 
 __all__ = ["BF_DIF", "BF_DIT", "SCALE", "Plan", "scale_spec", "apply_scale", "bitrev_index", "bitrev",
-           "bitrev_host", "powers", "Tables", "tables", "mont_words", "host_powers", "HostTables",
+           "bitrev_host", "powers", "Tables", "tables", "host_powers", "HostTables",
            "host_tables", "clear_tables"]

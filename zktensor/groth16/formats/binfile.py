@@ -125,12 +125,12 @@ def _map(path: str):
 
 
 def drop_pages(view) -> bool:
-    """Take the pages of the mapped file behind `view` (a section's payload) out of this
-    process's resident set: they stay in the page cache and come back on the next read. A
-    key whose sections were read once into tables should not count its file a second time
-    in the prover's memory. True where it was done (a mapped file, on a system with
-    MADV_DONTNEED)."""
-    obj = getattr(view, "obj", None)
+    """Take the pages of the mapped file behind `view` (a section's payload, or a
+    numpy.memmap: a cached table) out of this process's resident set: they stay in the page
+    cache and come back on the next read. A key whose sections were read once into tables,
+    or a table a one-shot prover is done with, should not count in the prover's memory.
+    True where it was done (a mapped file, on a system with MADV_DONTNEED)."""
+    obj = getattr(view, "obj", None) or getattr(view, "_mmap", None)
     if isinstance(obj, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
         obj.madvise(mmap.MADV_DONTNEED)
         return True

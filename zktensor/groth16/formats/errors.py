@@ -16,3 +16,9 @@ class WitnessError(ValueError):
     def __init__(self, message: str, constraint: int | None = None):
         super().__init__(message)
         self.constraint = constraint
+
+    @classmethod
+    def unsatisfied(cls, where: str, r1cs_path, i: int, n_constraints: int) -> "WitnessError":
+        """Constraint i of the .r1cs at r1cs_path fails for the witness `where`."""
+        return cls(f"{where} does not satisfy the constraint system {r1cs_path}: "
+                   f"constraint {i} (of {n_constraints}) fails, A·w · B·w ≠ C·w", i)
