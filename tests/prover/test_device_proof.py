@@ -83,8 +83,8 @@ def test_guarded_proof_on_the_triton_target(fixtures, oracle_msm, monkeypatch):
     one point (table_budget=1): no host read in the graph, the same points (r, s fixed), a
     proof that verifies. Then a witness that breaks a constraint: the device check's flag,
     read with the proof, names the constraint as the host check does."""
-    from zktensor.groth16 import prover as prover_mod
-    monkeypatch.setattr(prover_mod, "secrets", _FixedSecrets())
+    from zktensor.groth16 import blinding
+    monkeypatch.setattr(blinding, "secrets", _FixedSecrets())
     fx = fixtures["multiplier"]
     points = {}
     for budget in (None, 1):

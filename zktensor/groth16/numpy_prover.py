@@ -36,12 +36,11 @@ snarkjs verifies the proofs). Every proof is verified before it is returned, as
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 
 import numpy as np
 
-from ..algebra.curves import group, lincomb
+from ..algebra.curves import group
 from ..algebra.fields import field
 from ..kernels import msm_small_cpu, ntt_cpu
 from ..kernels.cpu_gather import take_rows
@@ -50,6 +49,7 @@ from ..kernels.host_words import ints, limbs, mont_limbs
 from ..runtime.cpu_isa import cpu_options
 from . import table_cache
 from .formats.binfile import drop_pages
+from .blinding import Blinding, draw
 from .formats.consistency import check_r1cs_for_zkey, witness_words
 from .formats.r1cs import R1CS, read_r1cs
 from .formats.errors import WitnessError
@@ -103,6 +103,7 @@ class NumpyProver:
         # the coefficients are read into the matrices and the points come from the tables:
         # the file's pages leave the resident set
         drop_pages(getattr(zkey.H, "raw", None))
+        self.blinding = Blinding.of_key(zkey, self.G1, self.G2)
         self.r1cs = r1cs
         if r1cs is not None:         # the key's A and B are the system's (checked): C is left
             check_r1cs_for_zkey(zkey, r1cs)
@@ -201,9 +202,10 @@ class NumpyProver:
         cols = (T.offsets[sec] + first + live).astype(np.int64)
         return T, (G, T.rows, T.neg_off, cols, scalars[live])
 
-    def msms(self, units) -> dict:
+    def msms(self, units, extra: list = ()) -> tuple[dict, list]:
         """{unit: Σ k_i·P_i} for units (unit, group, scalars, first), as affine Python-int
-        points (None: the identity), in one `msm_many` (their calls share the cores). A
+        points (None: the identity), and the points of the `extra` jobs (`msm_many`'s, of
+        their own tables: the blinding's), in one `msm_many` (their calls share the cores). A
         table's mapped pages leave the resident set once its last MSM is done: the peak holds
         about one table, not five."""
         jobs = {u: self._job(G, u, sc, first) for u, G, sc, first in units}
@@ -220,30 +222,27 @@ class NumpyProver:
                 last = uses[id(T)] == 0
             if last:
                 drop_pages(T.rows)
-        points = msm_small_cpu.msm_many([jobs[u][1] for u in live], done=done)
-        return {u: (points[live.index(u)] if u in live else None) for u, *_ in units}
+        points = msm_small_cpu.msm_many([jobs[u][1] for u in live] + list(extra),
+                                        done=lambda k: done(k) if k < len(live) else None)
+        return {u: (points[live.index(u)] if u in live else None) for u, *_ in units}, points[len(live):]
 
     # -- the proof --------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, rs=None):
-        """(Proof, public signals) for a witness (a Wtns or ints), as `Prover.prove`: check
+        """(Proof, public signals) for a witness (a .wtns path, a Wtns or ints), as `Prover.prove`: check
         (the .r1cs's constraints, when given; verify follows it by default) and verify (the
         pairing check); rs: the blinding (r, s) (tests; default from ``secrets``)."""
         ws, where = witness_words(self.zkey, witness)
         w = limbs(ws)                                             # (L, n) limbs for the products
         p = self.h_scalars(w, where, check)
         G1, G2, k = self.G1, self.G2, self.n_public + 1
+        r, s = rs if rs is not None else draw(self.F.p)
+        bl = self.blinding
         # C's bases: the private wires (after k identities); the merged table's sections together
-        pts = self.msms([("a", G1, ws, 0), ("b1", G1, ws, 0), ("c", G1, ws[k:], k), ("B2", G2, ws, 0),
-                         ("H", G1, p, 0)])
+        pts, fixed = self.msms([("a", G1, ws, 0), ("b1", G1, ws, 0), ("c", G1, ws[k:], k), ("B2", G2, ws, 0),
+                                ("H", G1, p, 0)], extra=bl.fixed_jobs(r, s))
         A, B1, C, B2, H = (pts[u] for u in ("a", "b1", "c", "B2", "H"))
-        q = self.F.p
-        r, s = rs if rs is not None else (secrets.randbelow(q - 1) + 1, secrets.randbelow(q - 1) + 1)
-        z = self.zkey
-        # snarkjs: pi_c = C + H + s·pi_a + r·b1 − r·s·delta_1, with b1 = beta_1 + B1 + s·delta_1
-        pi_a = lincomb(G1, None, [(1, z.alpha_1), (1, A), (r, z.delta_1)])
-        b1 = lincomb(G1, None, [(1, z.beta_1), (1, B1), (s, z.delta_1)])
-        pi_b = lincomb(G2, None, [(1, z.beta_2), (1, B2), (s, z.delta_2)])
-        pi_c = lincomb(G1, None, [(1, C), (1, H), (s, pi_a), (r, b1), (q - r * s % q, z.delta_1)])
+        (ab,) = msm_small_cpu.msm_many([bl.ab_job(A, B1, r, s)], threads=1)
+        pi_a, pi_b, pi_c = bl.assemble(A, B2, C, [H], ab, *fixed)
         proof = Proof(self.curve, pi_a, pi_b, pi_c)
         public = ints(ws[1:k])
         if check if verify is None else verify:      # the key passed key_check: its stamp is with the tables

@@ -69,13 +69,13 @@ from __future__ import annotations
 
 import functools
 import os
-import secrets
 import warnings
 
 import numpy as np
 import torch
 
 from ..algebra.curves import lincomb
+from ..kernels import msm_small_cpu
 from ..kernels.field_programs import to_mont
 from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
 from ..ops.msm import device as msm_device
@@ -84,7 +84,7 @@ from ..points import PointTensor, cat as cat_points
 from ..runtime.graph import Graph, RunResult
 from ..runtime.threads import launch_threads, num_threads
 from ..tensor import FieldTensor, stack
-from .formats import read_wtns
+from .blinding import Blinding, draw
 from .formats.consistency import witness_words
 from .formats.json_io import Proof
 from .outputs import check_outputs, write_proof_pair
@@ -255,7 +255,7 @@ class Prover(ResidentKey):
     def witness_words(self, witness) -> tuple[np.ndarray, str]:
         """(n_vars, L) standard-form uint32 words of a witness given as a path, a Wtns,
         or a sequence of ints; checked against the key (`formats.consistency.witness_words`)."""
-        return witness_words(self.zkey, read_wtns(witness) if isinstance(witness, PATH) else witness)
+        return witness_words(self.zkey, witness)
 
     # -- the graph -------------------------------------------------------------------
     def graph(self, check: bool = True, where: str = "witness", helper: bool | tuple = False,
@@ -431,8 +431,7 @@ class Prover(ResidentKey):
         """r, s from the CSPRNG and the scalar rows of blind_ab and blind_b (`_device_nodes`),
         as standard-form words on the device."""
         q = self.F.p
-        r = secrets.randbelow(q - 1) + 1
-        s = secrets.randbelow(q - 1) + 1
+        r, s = draw(q)
         rows_1 = [[1, 0, 0, 1, 0, r], [s, r, 1, s, r, r * s % q]]
         return {"r": r, "s": s, "g1": self._upload(_scalar_words(self.F, rows_1)),
                 "g2": self._upload(_scalar_words(self.F, [[1, 1, s]]))}
@@ -454,21 +453,37 @@ class Prover(ResidentKey):
             return bases.prepared.msm(bases.prepared.words(scalars))[0]
         return msm(scalars.contiguous(), bases.prepared, config=self._msm_cfg())
 
+    @functools.cached_property
+    def _host_blinding(self) -> Blinding | None:
+        """The blinding in the CPU lanes kernel (`groth16.blinding`), where it runs; None: the
+        tensor fixed-base tables (a GPU, or a CPU without 8-lane vectors)."""
+        if self.on_device() or not msm_small_cpu.available():
+            return None
+        return Blinding.of_key(self.zkey, self.G1.params, self.G2.params)
+
     def _blinding(self) -> dict:
-        """r, s from the CSPRNG and the blinding terms that need no MSM result:
-        r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 (G1) and s·delta_2 (G2)."""
+        """r, s from the CSPRNG and the blinding terms that need no MSM result, as affine
+        Python-int points: r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 (G1) and s·delta_2 (G2)."""
         q = self.F.p
-        r = secrets.randbelow(q - 1) + 1
-        s = secrets.randbelow(q - 1) + 1
-        g1 = self.fixed_1.combine([[r, 0, 0], [r * s % q, s, r]])
-        return {"r": r, "s": s, "r_delta_1": g1[0], "c_fixed": g1[1], "s_delta_2": self.fixed_2(s)}
+        r, s = draw(q)
+        hb = self._host_blinding
+        if hb is not None:
+            r_delta_1, c_fixed, s_delta_2 = msm_small_cpu.msm_many(hb.fixed_jobs(r, s), threads=1)
+        else:
+            g1 = self.fixed_1.combine([[r, 0, 0], [r * s % q, s, r]])
+            r_delta_1, c_fixed = g1.to_affine()
+            (s_delta_2,) = self.fixed_2(s).reshape(1).to_affine()
+        return {"r": r, "s": s, "r_delta_1": r_delta_1, "c_fixed": c_fixed, "s_delta_2": s_delta_2}
 
     def _blind_ab(self, A, B1, bl):
         """s·(Σ w_i·A_i) + r·(Σ w_i·B1_i), the blinding terms of pi_c that need the MSMs: two
-        points, so on Python ints (Straus, `algebra.curves.lincomb`), where the tensor
-        double-and-add was ~250 launches, all on the proof's critical path at its end. An
-        affine point as Python ints (None: the identity), for `_assemble`."""
+        points, in the lanes kernel or on Python ints (Straus, `algebra.curves.lincomb`),
+        where the tensor double-and-add was ~250 launches, all on the proof's critical path
+        at its end. An affine point as Python ints (None: the identity), for `_assemble`."""
         a, b1 = cat_points([A.reshape(1), B1.reshape(1)]).to_affine()
+        hb = self._host_blinding
+        if hb is not None:
+            return msm_small_cpu.msm_many([hb.ab_job(a, b1, bl["r"], bl["s"])], threads=1)[0]
         return lincomb(self.G1.params, None, [(bl["s"], a), (bl["r"], b1)])
 
     @functools.cached_property
@@ -485,14 +500,14 @@ class Prover(ResidentKey):
         additions each sum and conversion was launches and host reads of its own, at the end
         of the proof's critical path."""
         G1, G2 = self.G1.params, self.G2.params
-        a, c, r_delta_1, c_fixed, *h = cat_points([P.reshape(1) for P in (A, C, bl["r_delta_1"], bl["c_fixed"], *H)]
-                                                  ).to_affine()
-        b2, s_delta_2 = cat_points([B2.reshape(1), bl["s_delta_2"].reshape(1)]).to_affine()
+        a, c, *h = cat_points([P.reshape(1) for P in (A, C, *H)]).to_affine()
+        (b2,) = B2.reshape(1).to_affine()
         alpha_1, beta_2 = self._alpha_beta_affine
 
         def total(G, *points):
             return lincomb(G, None, [(1, P) for P in points])
-        return total(G1, a, alpha_1, r_delta_1), total(G2, b2, beta_2, s_delta_2), total(G1, c, *h, ab, c_fixed)
+        return (total(G1, a, alpha_1, bl["r_delta_1"]), total(G2, b2, beta_2, bl["s_delta_2"]),
+                total(G1, c, *h, ab, bl["c_fixed"]))
 
     # -- proving ---------------------------------------------------------------------
     def prove(self, witness, *, check: bool = True, verify: bool | None = None, profile: bool = False,

@@ -4,6 +4,7 @@ outputs become the Python-int points that `algebra` combines.
     ints(words)                       # (m, L) uint32 little-endian words -> [int] * m
     limbs(words)                      # -> (L, m) int32 limb-major data, the kernels' layout
     xyzz_to_affine(G, words)          # (4d, m, L) XYZZ Montgomery words -> affine points
+    affine_table(G, points)           # affine points -> an MSM table of them and their negatives
 
 A leaf (numpy only), shared by the tensor front end (`point_formulas.to_host`) and the
 prover without torch (`groth16.numpy_prover`).
@@ -62,4 +63,22 @@ def xyzz_to_affine(G, w: np.ndarray) -> list:
     return out
 
 
-__all__ = ["ints", "words", "limbs", "mont_limbs", "xyzz_to_affine"]
+def affine_table(G, points) -> tuple[np.ndarray, int]:
+    """(table, neg_off): affine Python-int points (None: the identity) as the point-major
+    table that the MSM kernels read (`msm_small_cpu.lane_sums`): (2m, 2d·L) int32
+    Montgomery words, x's d coordinates then y's, the m points and then their negatives
+    (neg_off = m); the identity is all-zero words. G: the group's record (`algebra.curves`)."""
+    d, p, L = G.degree, G.p, G.fq.limbs32
+    rows = []
+    for sign in (1, -1):
+        for P in points:
+            if P is None:
+                rows.append([0] * 2 * d)
+                continue
+            x, y = (P[0], P[1]) if d > 1 else ((P[0],), (P[1],))
+            rows.append([*x, *(sign * c % p for c in y)])
+    flat = [v * G.fq.R % p for row in rows for v in row]
+    return np.ascontiguousarray(words(flat, L).reshape(len(rows), 2 * d * L).view(np.int32)), len(points)
+
+
+__all__ = ["ints", "words", "limbs", "mont_limbs", "xyzz_to_affine", "affine_table"]

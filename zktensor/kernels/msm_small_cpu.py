@@ -447,13 +447,15 @@ def msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, words: np.ndarray
     return msm_many([(GS, table, neg_off, cols, words)], c)[0]
 
 
-def msm_many(jobs, c: int | None = None, done=None) -> list:
+def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) -> list:
     """`msm` of several jobs (GS, table, neg_off, cols, words) at once: their groups of eight
     windows are one queue of calls that the threads take as they finish, in the jobs'
     order, so that no core idles at the end of an MSM of few groups (three groups on two
     cores leave one idle a third of the time). A job's digits are made when its first
     group is taken, and its arrays go when its last is done: about two jobs' at a time.
-    done(k): called once job k's point is made (its table is no longer read by it)."""
+    done(k): called once job k's point is made (its table is no longer read by it).
+    threads: how many threads take calls (default `launch_threads`); 1: only the caller's,
+    for jobs of a few points, which would otherwise wait for a pool busy elsewhere."""
     from ..runtime.threads import launch_threads, pool
     out: list = [None] * len(jobs)
     sums: list = [None] * len(jobs)
@@ -497,7 +499,7 @@ def msm_many(jobs, c: int | None = None, done=None) -> list:
                 sums[k] = None
                 if done is not None:
                     done(k)
-    threads = launch_threads()
+    threads = threads or launch_threads()
     futs = [pool(threads).submit(work) for _ in range(threads - 1)]
     work()
     for f in futs:

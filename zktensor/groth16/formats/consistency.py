@@ -8,18 +8,23 @@ coefficient section equal to the .r1cs's A and B).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .errors import FormatError, WitnessError
 from .r1cs import R1CS
-from .wtns import Wtns
+from .wtns import Wtns, read_wtns
 from .zkey import ZKey
 
 
 def witness_words(zkey: ZKey, witness) -> tuple[np.ndarray, str]:
-    """(n_vars, L) standard-form uint32 words of a witness given as a Wtns or a sequence of
-    ints, and what to call it in errors; checked against the key (field, length, w[0] = 1)."""
+    """(n_vars, L) standard-form uint32 words of a witness given as a .wtns path, a Wtns or a
+    sequence of ints, and what to call it in errors; checked against the key (field, length,
+    w[0] = 1)."""
     r, L = zkey.r, zkey.n8r // 4
+    if isinstance(witness, (str, bytes, os.PathLike)):
+        witness = read_wtns(witness)
     if isinstance(witness, Wtns):
         check_witness_for_zkey(zkey, witness)
         words, where = np.asarray(witness.words), witness.path or "witness"
