@@ -26,9 +26,9 @@ before keeps it), and only where the C library is glibc.
 """
 from __future__ import annotations
 
+import _thread     # not threading: this runs in every start-up, the thin client's too
 import ctypes
 import os
-import threading
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -37,7 +37,7 @@ KEEP = 2**31 - 1        # bytes (mallopt takes an int): blocks below this come f
                         # and a freed top of the heap below this stays
 _done = False
 _applied = False
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 
 
 def keep_freed_memory() -> bool:

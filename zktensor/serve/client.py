@@ -38,12 +38,13 @@ def _address():
         token = os.environ.get("ZKTENSOR_SERVE_TOKEN")
         if token is None:
             try:
-                token = paths.token_path().read_text().strip()
+                with open(paths.token_path()) as f:
+                    token = f.read().strip()
             except OSError:
                 raise Unavailable(f"ZKTENSOR_SERVE_ADDR={addr} but no token (ZKTENSOR_SERVE_TOKEN or "
                                   f"{paths.token_path()})") from None
         return "tcp", (host or "127.0.0.1", int(port)), token
-    return "unix", str(paths.socket_path()), None
+    return "unix", paths.socket_path(), None
 
 
 def connect() -> tuple[socket.socket, str | None]:

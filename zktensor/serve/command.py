@@ -55,7 +55,7 @@ def _alive(pid: int) -> bool:
 def wait_stopped(pid: int, timeout: float = STOP_WAIT_S) -> bool:
     """Wait until the service `pid` has exited and its socket is gone."""
     end = time.monotonic() + timeout
-    while _alive(pid) or paths.socket_path().exists():
+    while _alive(pid) or os.path.exists(paths.socket_path()):
         if time.monotonic() > end:
             return False
         time.sleep(0.05)

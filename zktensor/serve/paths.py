@@ -9,34 +9,35 @@ reachable by its owner alone.
 Files: ``serve.sock`` (the socket), ``serve.json`` (pid, socket, TCP port of the
 running service), ``serve.token`` (the TCP token, 0600, only with ``--tcp``),
 ``serve.log`` (a detached service's output).
+
+Paths are strings (os.path), not pathlib's: the thin client imports this module, and
+pathlib's import was a sizeable part of its start-up.
 """
 from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 
-def _cache_root() -> Path:
-    root = os.environ.get("ZKTENSOR_CACHE_DIR") or os.path.join(
+def _cache_root() -> str:
+    return os.environ.get("ZKTENSOR_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "zktensor")
-    return Path(root)
 
 
-def run_dir(create: bool = False) -> Path:
+def run_dir(create: bool = False) -> str:
     if os.environ.get("ZKTENSOR_SERVE_DIR"):
-        d = Path(os.environ["ZKTENSOR_SERVE_DIR"])
+        d = os.environ["ZKTENSOR_SERVE_DIR"]
     elif os.environ.get("XDG_RUNTIME_DIR") and os.path.isdir(os.environ["XDG_RUNTIME_DIR"]):
-        d = Path(os.environ["XDG_RUNTIME_DIR"]) / "zktensor"
+        d = os.path.join(os.environ["XDG_RUNTIME_DIR"], "zktensor")
     else:
-        d = _cache_root() / "run"
+        d = os.path.join(_cache_root(), "run")
     if create:
-        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.makedirs(d, mode=0o700, exist_ok=True)
         check_private(d)
     return d
 
 
-def check_private(d: Path) -> None:
+def check_private(d: str) -> None:
     """Refuse a run directory that another user owns; make ours 0700."""
     st = os.stat(d)
     if st.st_uid != os.getuid():
@@ -45,17 +46,17 @@ def check_private(d: Path) -> None:
         os.chmod(d, 0o700)
 
 
-def socket_path() -> Path:
-    return run_dir() / "serve.sock"
+def socket_path() -> str:
+    return os.path.join(run_dir(), "serve.sock")
 
 
-def info_path() -> Path:
-    return run_dir() / "serve.json"
+def info_path() -> str:
+    return os.path.join(run_dir(), "serve.json")
 
 
-def token_path() -> Path:
-    return run_dir() / "serve.token"
+def token_path() -> str:
+    return os.path.join(run_dir(), "serve.token")
 
 
-def log_path() -> Path:
-    return run_dir() / "serve.log"
+def log_path() -> str:
+    return os.path.join(run_dir(), "serve.log")

@@ -141,7 +141,8 @@ class Service:
             work = n.fn
 
             def stalled(*inputs):
-                (paths.run_dir() / "test-stalled").write_text(node)
+                with open(os.path.join(paths.run_dir(), "test-stalled"), "w") as f:
+                    f.write(node)
                 time.sleep(seconds)
                 return work(*inputs)
             n.fn = stalled
@@ -166,7 +167,7 @@ class Service:
         return {"ok": True, "pid": os.getpid(), "uptime_s": now - self.started, "requests": self.requests,
                 "in_flight": self.in_flight, "budget_bytes": self.residency.budget, "resident_bytes": sum(k["bytes"] for k in keys),
                 "evicted": self.residency.evicted, "rss_bytes": _rss_bytes(), "keys": keys,
-                "socket": str(paths.socket_path()), "tcp_port": self.tcp_port}
+                "socket": paths.socket_path(), "tcp_port": self.tcp_port}
 
     def stop(self) -> None:
         self.stopping.set()
@@ -178,15 +179,15 @@ class Service:
         """Listen until stopped (`--stop`, SIGTERM, SIGINT); 0, or 1 if another service runs."""
         paths.run_dir(create=True)
         sock = paths.socket_path()
-        if sock.exists() or sock.is_symlink():
+        if os.path.lexists(sock):
             if _answers(sock):
                 print(f"zktensor serve: a service already listens on {sock}", file=sys.stderr)
                 return 1
             print(f"zktensor serve: removing a stale socket file {sock} (no service behind it)", file=sys.stderr)
-            sock.unlink()
+            os.unlink(sock)
         old = os.umask(0o177)               # the socket is born 0600: no window where others may connect
         try:
-            unix = _UnixServer(str(sock), _Handler)
+            unix = _UnixServer(sock, _Handler)
         finally:
             os.umask(old)
         os.chmod(sock, 0o600)
@@ -198,7 +199,7 @@ class Service:
             self.tcp_port = tcp.server_address[1]
             self._servers.append(tcp)
             _write_private(paths.token_path(), self.token + "\n")
-        _write_private(paths.info_path(), json.dumps({"pid": os.getpid(), "socket": str(sock),
+        _write_private(paths.info_path(), json.dumps({"pid": os.getpid(), "socket": sock,
                                                       "tcp_port": self.tcp_port}))
         threading.Thread(target=_preload, daemon=True).start()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -235,7 +236,7 @@ def _answers(sock) -> bool:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(1.0)
     try:
-        s.connect(str(sock))
+        s.connect(sock)
         return True
     except OSError:
         return False
@@ -253,13 +254,14 @@ def _write_private(path, text: str) -> None:
 def _remove_ours(sock) -> None:
     """Remove the socket, info and token files if they are still this process's."""
     try:
-        info = json.loads(paths.info_path().read_text())
+        with open(paths.info_path()) as f:
+            info = json.load(f)
     except (OSError, ValueError):
         info = {}
     if info.get("pid") == os.getpid():
         for p in (sock, paths.info_path(), paths.token_path()):
             try:
-                p.unlink()
+                os.unlink(p)
             except FileNotFoundError:
                 pass
 
