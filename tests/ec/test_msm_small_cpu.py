@@ -100,3 +100,34 @@ def test_many_jobs_share_the_cores():
     assert ms.msm_many(jobs, done=done.append) == want
     assert sorted(done) == [0, 1, 2, 3]
     assert [ms.msm(*job) for job in jobs] == want
+
+
+def _table(GS, pts):
+    xy, inf = GS.tensor(pts).affine()
+    return _weighted_table(GS, xy, inf, 4, 1, 1, 1, point_major=True)[0].numpy()
+
+
+@pytest.mark.parametrize("name", ALL_GROUPS)
+def test_unit_scalars(name):
+    """A 0/1 witness's MSM: past `UNITS_MIN` scalars 1 and r - 1 take the eight-bases-a-trip
+    call (`msm_units`). Its lanes meet the same base twice (P + P: bases repeat at a stride
+    of 8), a base and its negation (P - P), identity bases and the padding of the last
+    trip; beside it a few full scalars, and a job of ±1 alone."""
+    G = zt.group(name).params
+    base = list(oracle_points(name, 12)) + [None]
+    n = ms.UNITS_MIN + 45
+    pts = [base[i % 13] for i in range(n)]
+    ks = [G.r - 1 if i % 5 == 0 else 1 for i in range(n)]
+    ks[3], ks[11], ks[17], ks[40] = 0, scalars(name, 1, seed=3)[0], 2, G.r - 2
+    GS = zt.group(name)
+    table = _table(GS, pts)
+    job = (GS, table, n + 1, np.arange(n, dtype=np.int64), scalar_words(GS, ks)[0])
+    assert ms._Job(*job, None).units is not None
+    assert ms.msm(*job) == O.msm(G, pts, ks)
+    ones = [1] * n
+    ones[8:n:16] = [G.r - 1] * len(ones[8:n:16])        # P at lane 0 of a trip, -P at lane 0 of the next
+    pts2 = [base[0]] * n
+    want = O.msm(G, pts2, ones)
+    job2 = (GS, _table(GS, pts2), n + 1, np.arange(n, dtype=np.int64), scalar_words(GS, ones)[0])
+    assert ms._Job(*job2, None).sums is None
+    assert ms.msm_many([job2, job], threads=2) == [want, O.msm(G, pts, ks)]

@@ -52,7 +52,7 @@ from .host_words import xyzz_to_affine
 from .signed_digits import n_windows, signed_digits
 
 LANES = 8
-TEMPLATE_VERSION = "6"
+TEMPLATE_VERSION = "7"
 MAX_WINDOW = 16     # buckets a lane: 2^(c-1) + 3 slots of K52·8 words each
 
 
@@ -187,14 +187,19 @@ PARAMS = {"pts": "p", "C": "i", "neg_off": "i", "idx": "p", "dig": "p", "n_e": "
           "out": "p"}
 
 
-def _windows_function(GS, F) -> str:
+def _windows_function(GS, F, per_lane: bool = False) -> str:
     """@msm_windows: the accumulation and the reduction of one group of 8 windows.
 
     pts: point-major affine table (int32 words, C = 2d·L a column; -Q of column i at
     neg_off + i); idx (n_e,) int64: each entry's column; dig (n_e, 8) int32: its digit in
     each lane's window; bk: NB + 3 slots of K52·8 int64, zeroed (slot 0 takes the zero
     digits, slots NB + 1 and NB + 2 hold r and a); out: (K52, 8) int64, the lanes'
-    sum_b b·bucket[b] in 52-bit limbs (Montgomery form; the identity ZZ = 0)."""
+    sum_b b·bucket[b] in 52-bit limbs (Montgomery form; the identity ZZ = 0).
+
+    per_lane (@msm_units): idx is (n_e, 8), a column per lane, each gathered: the eight
+    lanes add eight different bases a trip. For scalars ±1 (a 0/1 witness's), called with
+    NB = 1 and digits ±1 (0 for padding): lane l sums its share of the ±P_i, where a
+    group of windows spends a trip per base and uses one lane of it."""
     d, L, n52 = GS.degree, F.limbs32, F.limbs52
     K52 = 4 * d * n52
     c = Code(LANES)
@@ -207,6 +212,10 @@ def _windows_function(GS, F) -> str:
     c.emit(f"{zv} = arith.constant dense<0> : {v64}")
 
     def words(col, comps):                    # the column's words of these components, splat
+        if per_lane:                          # col: a vector of columns, gathered
+            base = c.mul(col, c.splat("%C"), v64)
+            return [[c.gather(c.gep("%pts", c.add(base, c.splat(c.const(k * L + j)), v64), "i32", vector=True),
+                              "i32") for j in range(L)] for k in comps]
         base = c.gep("%pts", c.mul(col, "%C"), "i32")
         return [[c.splat(c.load(c.gep(base, c.const(k * L + j), "i32"), "i32", 4), "i32") for j in range(L)]
                 for k in comps]
@@ -216,7 +225,10 @@ def _windows_function(GS, F) -> str:
 
     # ---- accumulation
     with c.loop(zero, "%n_e", one) as e:
-        col = c.load(c.gep("%idx", e, "i64"), "i64", 8)
+        if per_lane:
+            col = c.load(c.gep("%idx", c.mul(e, c.const(LANES)), "i64"), v64, 8)
+        else:
+            col = c.load(c.gep("%idx", e, "i64"), "i64", 8)
         dv = c.load(c.gep("%dig", c.mul(e, c.const(LANES)), "i32"), v32, 4)
         d64 = c.fresh("d")
         c.emit(f"{d64} = arith.extsi {dv} : {v32} to {v64}")
@@ -227,7 +239,7 @@ def _windows_function(GS, F) -> str:
         off = c.add(c.mul(mag, c.splat(slot), v64), iota, v64)
         x = words(col, range(d))
         y = words(col, range(d, 2 * d))
-        ny = words(c.add("%neg_off", col), range(d, 2 * d))
+        ny = words(c.add(c.splat("%neg_off"), col, v64) if per_lane else c.add("%neg_off", col), range(d, 2 * d))
         ys = []
         for yk, nk in zip(y, ny):
             ysk = []
@@ -267,7 +279,8 @@ def _windows_function(GS, F) -> str:
     for p, q in zip(ap, range(K52)):
         c.store(c.load(p, v64, 8), c.gep("%out", c.const(q * LANES), "i64"), v64, 8)
     params = ", ".join(f"%{n}: {'!llvm.ptr' if t == 'p' else 'i64'}" for n, t in PARAMS.items())
-    return "\n".join([f"  func.func @msm_windows({params}) {{"] + c.lines + ["    return", "  }"])
+    name = "msm_units" if per_lane else "msm_windows"
+    return "\n".join([f"  func.func @{name}({params}) {{"] + c.lines + ["    return", "  }"])
 
 
 COMBINE_PARAMS = {"T": "p", "G": "i", "shift": "i", "out": "p"}
@@ -314,6 +327,7 @@ def _combine_function(GS, F) -> str:
 def module_text(GS, ifma: bool) -> str:
     F = _record(GS).fq
     return "module {\n" + "\n".join(_step_functions(GS, F, ifma) + [_windows_function(GS, F),
+                                                                     _windows_function(GS, F, per_lane=True),
                                                                      _combine_function(GS, F)]) + "\n}"
 
 
@@ -346,7 +360,7 @@ def library(GS):
             entry = cache.lookup(key) or cache.build(
                 key, lambda dst: (compile_module(text(), dst), {"kind": "msm_small_cpu"})[1])
             lib = ctypes.CDLL(str(entry / "kernels.so"))
-            for name, params in (("msm_windows", PARAMS), ("msm_combine", COMBINE_PARAMS)):
+            for name, params in (("msm_windows", PARAMS), ("msm_units", PARAMS), ("msm_combine", COMBINE_PARAMS)):
                 f = getattr(lib, name)
                 f.argtypes = [ctypes.c_void_p if t == "p" else ctypes.c_int64 for t in params.values()]
                 f.restype = None
@@ -418,14 +432,91 @@ class _Sums:
         return out
 
 
-def combine(GS, words: np.ndarray, c: int):
-    """sum_l 2^(c·l)·V_l of `lane_sums`' words, as an affine Python-int point (None: the
-    identity): eight points to the host, one inversion each, and ~7c doublings."""
+def combine(GS, words: np.ndarray | None, c: int, units: np.ndarray | None = None):
+    """sum_l 2^(c·l)·V_l of `lane_sums`' words, plus sum_l U_l of `_Units`' words when given,
+    as an affine Python-int point (None: the identity): the lanes to the host, one inversion
+    each, and ~7c doublings. (Either may be None: no entries of that kind.)"""
     from ..algebra.curves import lincomb
     G = _record(GS)
     d, L = G.degree, G.fq.limbs32
-    lanes = xyzz_to_affine(G, np.ascontiguousarray(words.reshape(4 * d, L, LANES).transpose(0, 2, 1)))
-    return lincomb(G, None, [(1 << c * l, V) for l, V in enumerate(lanes)])
+    blocks, weights = [], []
+    for w, shift in ((words, c), (units, 0)):
+        if w is not None:
+            blocks.append(np.ascontiguousarray(w.reshape(4 * d, L, LANES).transpose(0, 2, 1)))
+            weights += [1 << shift * l for l in range(LANES)]
+    if not blocks:
+        return None
+    lanes = xyzz_to_affine(G, np.concatenate(blocks, axis=1))
+    return lincomb(G, None, list(zip(weights, lanes)))
+
+
+UNITS_MIN = 256     # ±1 scalars from which `_Units` sums them apart: its call and its eight
+                    # lanes' conversion on the host cost about this many trips of the windows loop
+
+
+class _Units:
+    """Σ ±P_i over the entries whose scalar is 1 or r − 1 (a 0/1 witness's), eight bases a
+    trip (`msm_units`): lane l adds entries l, l + 8, ...; `run()` makes the lanes' sums
+    as (4d·L, 8) int32 storage words in `words`."""
+
+    def __init__(self, G, table, neg_off: int, cols: np.ndarray, signs: np.ndarray):
+        d, L = G.degree, G.fq.limbs32
+        self.K52 = 4 * d * G.fq.limbs52
+        self.n = -(-len(cols) // LANES)
+        self.cols = np.zeros(self.n * LANES, dtype=np.int64)
+        self.cols[:len(cols)] = cols
+        self.dig = np.zeros(self.n * LANES, dtype=np.int32)        # padding: digit 0, a slot never read
+        self.dig[:len(cols)] = signs
+        self.lib, self.table, self.neg_off = library(G), table, neg_off
+        self.words = np.empty((4 * d * L, LANES), dtype=np.int32)
+
+    def run(self) -> None:
+        from ..runtime import counters
+        slot = self.K52 * LANES
+        bk = np.zeros(4 * slot, dtype=np.int64)                   # NB = 1: slots 0, 1 and r, a
+        T = np.zeros((2, self.K52, LANES), dtype=np.int64)
+        self.lib.msm_units(self.table.ctypes.data, self.table.shape[1], self.neg_off, self.cols.ctypes.data,
+                           self.dig.ctypes.data, self.n, bk.ctypes.data, 1, T.ctypes.data)
+        self.lib.msm_combine(T.ctypes.data, 1, 0, self.words.ctypes.data)   # one group: to words
+        counters.launch(2)
+
+
+class _Job:
+    """One MSM of `msm_many`: its calls (`run(g)`, g < `calls`: the groups of eight windows,
+    then the ±1 entries' `_Units` call when it has one) and its point (`point()`)."""
+
+    def __init__(self, GS, table, neg_off: int, cols, words, c: int | None):
+        G = _record(GS)
+        bits = G.r.bit_length()
+        w = np.asarray(words, dtype=np.uint32).reshape(len(cols), -1)
+        cols = np.asarray(cols, dtype=np.int64)
+        self.G, self.units, self.sums = G, None, None
+        one = (w[:, 0] == 1) & ~w[:, 1:].any(axis=1)
+        minus = (w == _words_of(G.r - 1, w.shape[1])).all(axis=1)
+        unit = one | minus
+        if int(unit.sum()) >= UNITS_MIN:
+            self.units = _Units(G, table, neg_off, cols[unit], np.where(one[unit], 1, -1))
+            cols, w = cols[~unit], w[~unit]
+        self.c = c or lanes_window(len(cols), bits)
+        if len(cols) or self.units is None:
+            digits = signed_digits(w, self.c, n_windows(bits, self.c))
+            self.sums = _Sums(G, table, neg_off, cols, digits, self.c)
+        self.calls = (self.sums.groups if self.sums is not None else 0) + (self.units is not None)
+
+    def run(self, g: int) -> None:
+        if self.sums is not None and g < self.sums.groups:
+            self.sums.run(g)
+        else:
+            self.units.run()
+
+    def point(self):
+        return combine(self.G, self.sums.finish() if self.sums is not None else None, self.c,
+                       self.units.words if self.units is not None else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _words_of(value: int, n: int) -> np.ndarray:
+    return np.frombuffer(value.to_bytes(4 * n, "little"), dtype="<u4")
 
 
 def lanes_window(n: int, bits: int) -> int:
@@ -464,22 +555,13 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) 
     lock = threading.Lock()
     at = [0, 0]                 # the next call: job, group
 
-    def prepare(k):
-        GS, table, neg_off, cols, words = jobs[k]
-        G = _record(GS)
-        bits = G.r.bit_length()
-        ck = c or lanes_window(len(cols), bits)
-        digits = signed_digits(np.asarray(words, dtype=np.uint32).reshape(len(cols), -1), ck,
-                               n_windows(bits, ck))
-        return _Sums(G, table, neg_off, cols, digits, ck)
-
     def take():
         with lock:
             while at[0] < len(jobs):
                 k, g = at
                 if g == 0:
-                    sums[k] = prepare(k)
-                    groups[k] = left[k] = sums[k].groups
+                    sums[k] = _Job(*jobs[k], c)
+                    groups[k] = left[k] = sums[k].calls
                 if g < groups[k]:
                     at[1] += 1
                     return sums[k], k, g
@@ -494,8 +576,7 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) 
                 left[k] -= 1
                 last = left[k] == 0
             if last:
-                G = _record(jobs[k][0])
-                out[k] = combine(G, job.finish(), job.c)
+                out[k] = job.point()
                 sums[k] = None
                 if done is not None:
                     done(k)
