@@ -524,3 +524,25 @@ def test_sparse_plan_against_prepared_bases(checkpoint):
     plan = zt.msm_plan(dense, bases["bn254.g1"])
     assert plan.offset and not plan.sparse and plan.entries * SPARSE_BUCKETS >= plan.rows * plan.N
     assert zt.msm(plan, bases["bn254.g1"]).to_affine() == O.msm(group_record("bn254.g1"), pts["bn254.g1"], dense)
+
+
+@pytest.mark.parametrize("checkpoint", [None, 3])
+def test_unit_scalars_in_the_lanes_loop(checkpoint):
+    """A 0/1 witness's rows in the lanes loop: past `UNITS_MIN` ones a row, they are summed
+    eight bases a trip (`msm_small_cpu.digits_msm`), the rest by windows, over plain and
+    GZKP-weighted tables, two batch rows (one of ones alone)."""
+    from zktensor.kernels import msm_small_cpu
+    if not msm_small_cpu.available():
+        pytest.skip("the lanes loop needs AVX-512")
+    name = "bn254.g1"
+    g = group_record(name)
+    G = zt.group(name)
+    base = list(oracle_points(name, 9)) + [None]
+    n = msm_small_cpu.UNITS_MIN + 70
+    pts = [base[i % 10] for i in range(n)]
+    mixed = [1] * n
+    mixed[5], mixed[6], mixed[30:34] = 0, g.r - 1, scalars(name, 4, seed=9)
+    rows = [mixed, [1] * n]
+    bases = zt.msm_prepare(G.tensor(pts), window=5, checkpoint=checkpoint, config=MSMConfig(accumulation="tree"))
+    got = zt.msm(G.Fr.tensor(rows), bases, MSMConfig(accumulation="lanes")).to_affine()
+    assert got == [O.msm(g, pts, r) for r in rows]

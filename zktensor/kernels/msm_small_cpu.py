@@ -385,6 +385,22 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     return sums.finish()
 
 
+def digits_msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.ndarray, c: int):
+    """`lane_sums` and `combine` of digits made elsewhere (`ops.msm`'s plan), as an affine
+    Python-int point (None: the identity); entries whose only digit is a 1 in the first
+    window (scalar 1, a 0/1 witness's) go to `_Units` from `UNITS_MIN` of them."""
+    G = _record(GS)
+    unit = (digits[0] == 1) & ~digits[1:].any(axis=0) if len(digits) else np.zeros(len(cols), dtype=bool)
+    units = None
+    if int(unit.sum()) >= UNITS_MIN:
+        units = _Units(G, table, neg_off, np.asarray(cols)[unit], np.ones(int(unit.sum()), dtype=np.int32))
+        units.run()
+        cols, digits = np.asarray(cols)[~unit], np.ascontiguousarray(digits[:, ~unit])
+        if not len(cols):
+            return combine(G, None, c, units.words)
+    return combine(G, lane_sums(G, table, neg_off, cols, digits, c), c, units.words if units is not None else None)
+
+
 class _Sums:
     """One MSM's calls: `run(g)` accumulates and reduces group g of eight windows (one
     msm_windows call, any thread), `finish()` weights the groups (msm_combine)."""

@@ -115,14 +115,16 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
 def _lane_plan(jobs, entries, n, J, Fr, clock) -> MSMPlan:
     """The lanes loop's plan: every row's digits in windows of its own c, chosen for the
     longest row's `entries` (the table's first checkpoint holds the bases at columns
-    0..n-1, their negations at J·(n+1)...)."""
+    0..n-1, their negations at J·(n+1)...). A row's scalars 1 are summed apart from
+    `msm_small_cpu.UNITS_MIN` of them (`digits_msm`): c is chosen for the rest."""
+    from ...kernels.msm_small_cpu import UNITS_MIN
     bits = Fr.p.bit_length()
-    c = lanes_window(entries, bits)
+    words = [np.asarray(wb, dtype=np.uint32).reshape(-1, Fr.limbs) for wb, _ in jobs]
+    ones = [int(((w[:, 0] == 1) & ~w[:, 1:].any(axis=1)).sum()) for w in words]
+    rest = [len(w) - k if k >= UNITS_MIN else len(w) for w, k in zip(words, ones)]
+    c = lanes_window(min(entries, max(rest, default=0)), bits)
     W = n_windows(bits, c)
-    rows = []
-    for wb, cb in jobs:
-        words = np.asarray(wb, dtype=np.uint32).reshape(-1, Fr.limbs)
-        rows.append((np.asarray(cb, dtype=np.int64), signed_digits(words, c, W)))
+    rows = [(np.asarray(cb, dtype=np.int64), signed_digits(w, c, W)) for w, (_, cb) in zip(words, jobs)]
     clock.tick("digits")
     return MSMPlan(None, None, False, len(jobs), 1, [0], [c] * W, J, sum(len(cb) for _, cb in jobs),
                    offset=False, lanes=LanePlan(c, rows, J * (n + 1)))

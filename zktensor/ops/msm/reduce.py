@@ -47,8 +47,7 @@ def _lane_sums(GS, table, plan: MSMPlan, dev, stats, table_rows=None):
     rows = table_rows.numpy() if table_rows is not None else np.ascontiguousarray(table.numpy().T)
     sums = []
     for cols, digits in lp.rows:
-        words = msm_small_cpu.lane_sums(GS, rows, lp.neg_off, cols, digits, lp.c)
-        sums.append(msm_small_cpu.combine(GS, words, lp.c))
+        sums.append(msm_small_cpu.digits_msm(GS, rows, lp.neg_off, cols, digits, lp.c))
     clock.tick("lanes")
     if stats is not None:
         stats.update(accumulation="lanes", window=lp.c, widths=plan.widths, windows=len(plan.widths), rounds=1,
