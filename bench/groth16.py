@@ -3,6 +3,7 @@
     python -m bench.groth16                       # every size 12..18, both circuits, CPU
     python -m bench.groth16 --sizes 12 14 --runs 3 --circuits bits
     RAPIDSNARK=/path/to/rapidsnark/package/bin/prover python -m bench.groth16
+        (RAPIDSNARK_VERSION and RAPIDSNARK_NOTE, when set, are written into its rows)
     python -m bench.groth16 --device cuda         # on a GPU machine (the device tool)
 
 For each size 2^k and circuit it builds (once, cached in bench/build/groth16/, gitignored):
@@ -37,9 +38,10 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   where `groth16.numpy_prover` can) and with ``--r1cs`` (``groth16_prove_cli_r1cs``: the
   tensor prover, the witness checked); the first, untimed run fills the table cache
   (``first_run_s``);
-* ``zktensor prove`` through ``zktensor serve``, as a process (the thin client); the
-  service's first proof, untimed, loads the key; peak: the client's, and the service's
-  in ``service_peak_mib``;
+* ``zktensor prove`` through ``zktensor serve``, as a process (the thin client), with
+  rapidsnark's arguments (``groth16_prove_service``) and with ``--r1cs``
+  (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key;
+  peak: the client's, and the service's in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
 * the key load of a second process (``groth16_key_load``: ``Prover(zkey)`` timed in fresh
   processes, imports excluded, tables mapped from the table cache; ``groth16_key_load_r1cs``:
@@ -425,7 +427,9 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         cmd = [rapidsnark, str(f["zkey"]), str(f["wtns"]), str(out_dir / "rs_proof.json"), str(out_dir / "rs_public.json")]
         run_process(cmd)
         verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
-        process_row("rapidsnark", "groth16_prove_cli", cmd, runs, note="CLI process wall (key read + prove)")
+        process_row("rapidsnark", "groth16_prove_cli", cmd, runs, version=os.environ.get("RAPIDSNARK_VERSION"),
+                    note="CLI process wall (key read + prove)" + (f"; {os.environ['RAPIDSNARK_NOTE']}"
+                                                                  if os.environ.get("RAPIDSNARK_NOTE") else ""))
     sj_tm = None
     if snarkjs:
         sj = [*snarkjs, "groth16", "prove", str(f["zkey"]), str(f["wtns"]), str(out_dir / "sj_proof.json"),
@@ -483,7 +487,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                     env=env, note="zktensor prove --no-serve --r1cs: process wall (start-up, imports, key from "
                                   "the table cache, witness check, prove: the tensor prover)", first_run_s=round(first, 3))
         # rapidsnark's and snarkjs's arguments (no .r1cs): where it can, without torch (`numpy_prover`)
-        plain = [a for a in cmd if a not in ("--r1cs", str(f["r1cs"]))] + ["--no-serve", "--device", device]
+        rapid = [a for a in cmd if a not in ("--r1cs", str(f["r1cs"]))]         # rapidsnark's arguments
+        plain = rapid + ["--no-serve", "--device", device]
         process_row("zktensor", "groth16_prove_cli", plain, cli_runs, env=env,
                     note="zktensor prove --no-serve: process wall (start-up, imports, key from the table "
                          "cache, prove; --engine auto: numpy_prover where it can, else the tensor prover)")
@@ -493,13 +498,19 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
             svc = Service(env, out_dir / "serve")
             try:
                 t = time.perf_counter()
-                run_process(cmd, env=svc.env)                           # the service loads the key
+                run_process(rapid, env=svc.env)                    # the service loads the key
                 first = time.perf_counter() - t
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
-                process_row("zktensor", "groth16_prove_service", cmd, cli_runs, env=svc.env,
-                            note="zktensor prove through zktensor serve: client process wall (the key "
-                                 "resident in the service)", first_run_s=round(first, 3),
+                process_row("zktensor", "groth16_prove_service", rapid, cli_runs, env=svc.env,
+                            note="zktensor prove through zktensor serve, rapidsnark's arguments: client "
+                                 "process wall (the key resident in the service)", first_run_s=round(first, 3),
                             service_peak_mib=mib(svc.peak_bytes()))
+                verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
+                process_row("zktensor", "groth16_prove_service_r1cs", cmd, cli_runs, env=svc.env,
+                            note="zktensor prove --r1cs through zktensor serve: client process wall (the key "
+                                 "and the .r1cs resident in the service, the witness checked)",
+                            service_peak_mib=mib(svc.peak_bytes()))
+                verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 # the thin client's own cost: a process that starts, imports the client path
                 # (no torch, no numpy) and makes one round trip to the service
                 process_row("zktensor", "serve_client_start", [*cmd[:3], "serve", "--status"], max(cli_runs, 5),

@@ -13,7 +13,8 @@ queue that the cores share, `msm_small_cpu.msm_many`):
     w ─ A·w, B·w (`segments.SegmentPlan`) ─ c = a∘b ─ intt ─ coset ntt (`ntt_cpu.transform`)
       ─ p = a·b − c ─ Σ p_j·H_j
       ─ Σ w_i·A_i, Σ w_i·B1_i, Σ w_i·C_i (private wires), Σ w_i·B2_i
-      ─ blinding and assembly on Python ints (`algebra.curves.lincomb`) ─ pairing check
+      ─ the blinding terms (`blinding`: MSMs of a few points, in the same queue)
+      ─ s·A + r·B1 ─ assembly on Python ints (sums of a few points) ─ pairing check
     with a .r1cs: C·w of the constraint system against a∘b, the first failing constraint named
 
 Every MSM is the lanes loop (`kernels.msm_small_cpu`) over the key's prepared tables
@@ -28,7 +29,7 @@ the lanes loop or the NTT kernels cannot run (no AVX-512), or for domains past
 as MSMs grow).
 
 The proofs are the tensor prover's: the same formulas (snarkjs's ``groth16_prove.js``
-blinding with r, s from ``secrets``), and, for the same r and s, the same points
+blinding with r, s from ``secrets``, `blinding.draw`), and, for the same r and s, the same points
 (tests/prover/test_numpy_prover.py checks that on BN254 and BLS12-381 keys, and that
 snarkjs verifies the proofs). Every proof is verified before it is returned, as
 `Prover.prove` does.
