@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -67,6 +68,12 @@ WITNESS_TABLES = {"a": ("ab1c", 0), "b1": ("ab1c", 1), "c": ("ab1c", 2)}   # mer
 
 _MUL = lambda a, b: a * b          # noqa: E731
 _JOIN = lambda a, b, c: a * b - c  # noqa: E731
+
+
+class Checked(NamedTuple):
+    """The .r1cs a prover checks witnesses against: its path and constraint count."""
+    path: str
+    n_constraints: int
 
 
 class Unavailable(Exception):
@@ -105,7 +112,7 @@ class NumpyProver:
         # the file's pages leave the resident set
         drop_pages(getattr(zkey.H, "raw", None))
         self.blinding = Blinding.of_key(zkey, self.G1, self.G2)
-        self.r1cs = r1cs
+        self.r1cs = None
         if r1cs is not None:         # the key's A and B are the system's (checked): C is left
             check_r1cs_for_zkey(zkey, r1cs)
             coef = limbs(r1cs.C.coeff_words)
@@ -113,6 +120,9 @@ class NumpyProver:
                 (coef,) = run_host(self.F, "to_mont", 1, OPS["to_mont"][1], [coef])
             self.C = (np.asarray(r1cs.C.cols, dtype=np.int64), coef,
                       SegmentPlan(np.asarray(r1cs.C.rows, dtype=np.int64), r1cs.n_constraints))
+            # what the check names in its errors; not the system itself: its A and B are
+            # the key's, and holding them was a sixth of a 2^18 proof's peak
+            self.r1cs = Checked(r1cs.path, r1cs.n_constraints)
 
     @classmethod
     def load(cls, path, *, r1cs=None) -> "NumpyProver":
@@ -142,7 +152,7 @@ class NumpyProver:
         tables = {name: Table(name, scalars, arrays, specs[name]["sizes"])
                   for name, (scalars, arrays) in found.items()
                   if scalars is not None and name not in ("fixed_1", "fixed_2")}
-        return cls(z, tables, read_r1cs(r1cs) if isinstance(r1cs, (str, bytes, os.PathLike)) else r1cs)
+        return cls(z, tables, read_r1cs(r1cs, load_map=False) if isinstance(r1cs, (str, bytes, os.PathLike)) else r1cs)
 
     # -- POLY -------------------------------------------------------------------------
     def _matrix(self, m: int):
