@@ -77,3 +77,49 @@ def test_memo_remembers_per_package_source(tmp_path, monkeypatch):
     assert list((tmp_path / "fresh" / "memo").iterdir())
     monkeypatch.setattr(pairing_cpu, "_traced", None)           # a second call must not trace
     assert pairing_cpu._cache_key("bn254") == first
+
+
+def test_package_fingerprint_is_the_sources_hash(tmp_path, monkeypatch):
+    """The fingerprint hashes the files' contents; it is remembered per their stat signature
+    (a second call reads no source), an edit makes another one (even at once and of the
+    same size: a file changed in the last RACY_S is read every time), and a damaged
+    remembered value is computed again, never used."""
+    import hashlib
+    import os
+
+    from zktensor.runtime import cache
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("A = 1\n")
+    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    for f in (pkg / "a.py", pkg / "sub" / "b.py"):
+        os.utime(f, (1e9, 1e9))                                # settled long ago
+    monkeypatch.setattr(cache, "_PKG", pkg)
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path / "cache"))
+    fingerprint = cache.package_fingerprint.__wrapped__
+
+    def by_content():
+        h = hashlib.sha256()
+        for rel, text in (("a.py", "A = 1\n"), ("sub/b.py", "B = 2\n")):
+            h.update(rel.encode() + b"\0" + text.encode())
+        return h.hexdigest()[:16]
+    first = fingerprint()
+    assert first == by_content()
+    monkeypatch.setattr(type(pkg), "read_bytes", lambda self: (_ for _ in ()).throw(AssertionError("read")))
+    assert fingerprint() == first                              # remembered: no file read
+    monkeypatch.undo()
+    monkeypatch.setattr(cache, "_PKG", pkg)
+    monkeypatch.setenv("ZKTENSOR_CACHE_DIR", str(tmp_path / "cache"))
+    st = (pkg / "a.py").stat()
+    (pkg / "a.py").write_text("A = 3\n")
+    os.utime(pkg / "a.py", ns=(st.st_mtime_ns, st.st_mtime_ns))   # the same stat signature...
+    assert fingerprint() == first                                 # ...is trusted when settled
+    remembered = sorted((tmp_path / "cache" / "memo").iterdir())
+    (pkg / "a.py").write_text("A = 4\n")                         # just now, the same size
+    assert fingerprint() != first
+    assert sorted((tmp_path / "cache" / "memo").iterdir()) == remembered   # racy: not remembered
+    os.utime(pkg / "a.py", (2e9, 2e9))
+    now = fingerprint()
+    for f in (tmp_path / "cache" / "memo").iterdir():
+        f.write_text("damaged")
+    assert fingerprint() == now != "damaged"

@@ -61,19 +61,25 @@ STRATEGY = "int64"
 # =============================================================================
 
 
+def _programs(curve: str) -> dict:
+    """{kind: (n_inputs, n_outputs, step function)} (`pairing_programs.programs`)."""
+    F = field_record(f"{curve}.fq")
+    return programs(pairing_curve(curve), 3 * group(f"{curve}.g1").b % F.p)
+
+
 @functools.lru_cache(maxsize=None)
 def _traced(curve: str) -> dict:
-    """{kind: (n_inputs, n_outputs, Program)}: the step programs, traced (cheap: no MLIR)."""
+    """{kind: (n_inputs, n_outputs, Program)}: the step programs, traced (no MLIR, but a
+    one-shot verifier's start-up would feel it: only a cache miss needs them)."""
     from ..ir.program import trace
-    C = pairing_curve(curve)
     F = field_record(f"{curve}.fq")
-    b3 = 3 * group(f"{curve}.g1").b % F.p
-    return {k: (n_in, n_out, trace(fn, F, n_in)) for k, (n_in, n_out, fn) in programs(C, b3).items()}
+    return {k: (n_in, n_out, trace(fn, F, n_in)) for k, (n_in, n_out, fn) in _programs(curve).items()}
 
 
+@functools.lru_cache(maxsize=None)
 def kinds(curve: str) -> tuple[str, ...]:
-    """The step kinds in the order of their numbers in a schedule."""
-    return tuple(_traced(curve))
+    """The step kinds in the order of their numbers in a schedule (untraced)."""
+    return tuple(_programs(curve))
 
 
 def _wrapper(kind: str, n_in: int, n_out: int, L: int) -> str:

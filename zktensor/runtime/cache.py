@@ -62,12 +62,45 @@ def entry_key(program_text: str, strategy: str, target: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def package_fingerprint() -> str:
-    """A hash of every source file of the package: what `memo` keys on."""
+    """A hash of every source file of the package: what `memo` keys on. Reading them all
+    was a sizeable part of a one-shot command's start-up, so the hash is remembered per
+    the files' stat signature (path, size, mtime, inode), as git's index trusts it: an
+    edit, a checkout or a reinstall changes it, and the files are read again. As git
+    does for "racy" files, a signature with a file modified in the last `RACY_S` is
+    neither trusted nor remembered: an edit within the clock's granularity that keeps the
+    size would not change it."""
+    files = sorted(_PKG.rglob("*.py"))
+    sig = hashlib.sha256()
+    newest = 0
+    for f in files:
+        st = f.stat()
+        newest = max(newest, st.st_mtime_ns)
+        sig.update(f"{f.relative_to(_PKG)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
+    settled = time.time_ns() - newest > RACY_S * 1e9
+    remembered = cache_root() / "memo" / f"package.{sig.hexdigest()[:32]}"
+    try:
+        value = remembered.read_text() if settled else ""
+        if len(value) == 16:
+            return value
+    except OSError:
+        pass
     h = hashlib.sha256()
-    for f in sorted(_PKG.rglob("*.py")):
+    for f in files:
         h.update(str(f.relative_to(_PKG)).encode() + b"\0")
         h.update(f.read_bytes())
-    return h.hexdigest()[:16]
+    value = h.hexdigest()[:16]
+    try:
+        if settled:
+            from .atomic import atomic_write
+            remembered.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(remembered) as out:
+                out.write(value)
+    except OSError:
+        pass
+    return value
+
+
+RACY_S = 2.0
 
 
 def memo(name: str, compute) -> str:
