@@ -15,6 +15,11 @@ Here eight windows go through the points together, one lane each, in a compiled 
 and a last call weights the groups by Horner (`msm_combine`): lane l then holds windows
 l, l + 8, ... combined, and the host adds the eight lanes (`combine`).
 
+A 0/1 witness's scalars would use one lane of eight: scalar 1 has one nonzero digit. Its
+scalars ±1 (from `UNITS_MIN` of them) go to `msm_units` instead, the same loop with a
+column per lane, gathered, so a trip adds eight different bases (NB = 1: each lane's
+sum of its share), and `combine` adds those eight lanes with weight 1.
+
 Every lane does the same step each trip, so the loop has no mask; lanes are windows, so
 the eight gathers of a trip hit eight different bucket arrays and never conflict. The
 additions are complete (as in the device kernels, `msm_device`): an identity operand
