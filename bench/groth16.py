@@ -34,9 +34,9 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
 * rapidsnark (when $RAPIDSNARK names its ``prover`` binary) and snarkjs ``groth16
   prove``, as processes;
 * ``zktensor prove --no-serve``, as a process (start-up, imports, key load from the
-  table cache, prove), with rapidsnark's arguments (``groth16_prove_cli``: without torch
-  where `groth16.numpy_prover` can) and with ``--r1cs`` (``groth16_prove_cli_r1cs``: the
-  tensor prover, the witness checked); the first, untimed run fills the table cache
+  table cache, prove), with rapidsnark's arguments (``groth16_prove_cli``) and with
+  ``--r1cs`` (``groth16_prove_cli_r1cs``: the witness checked), both without torch where
+  `groth16.numpy_prover` can; the first, untimed run fills the table cache
   (``first_run_s``);
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client), with
   rapidsnark's arguments (``groth16_prove_service``) and with ``--r1cs``
@@ -485,7 +485,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
         process_row("zktensor", "groth16_prove_cli_r1cs", cmd + ["--no-serve", "--device", device], cli_runs,
                     env=env, note="zktensor prove --no-serve --r1cs: process wall (start-up, imports, key from "
-                                  "the table cache, witness check, prove: the tensor prover)", first_run_s=round(first, 3))
+                                  "the table cache, witness check, prove; --engine auto: numpy_prover where it "
+                                  "can, else the tensor prover)", first_run_s=round(first, 3))
         # rapidsnark's and snarkjs's arguments (no .r1cs): where it can, without torch (`numpy_prover`)
         rapid = [a for a in cmd if a not in ("--r1cs", str(f["r1cs"]))]         # rapidsnark's arguments
         plain = rapid + ["--no-serve", "--device", device]
