@@ -82,3 +82,24 @@ def test_draw_is_never_zero(monkeypatch):
     from zktensor.groth16 import blinding
     monkeypatch.setattr(blinding.secrets, "randbelow", lambda n: 0)
     assert draw(17) == (1, 1)
+
+
+def test_tensor_fixed_bases_give_the_same_proof(fixtures, monkeypatch):
+    """The tensor prover's other way to the blinding terms (its fixed-base tables: a GPU's
+    CPU twin, or a CPU without the lanes loop) makes the same proof for the same r, s."""
+    import types
+
+    from zktensor.groth16 import blinding, prover as tensor_prover
+    from zktensor.groth16.formats import read_wtns
+    fx = fixtures["multiplier"]
+    p = tensor_prover.Prover(fx.zkey, device="cpu", helper=False, table_cache=False)
+    w = read_wtns(fx.wtns)
+    proofs = []
+    for host in (True, False):
+        if not host:
+            monkeypatch.setattr(tensor_prover.Prover, "_host_blinding", property(lambda self: None))
+        vals = iter([0x1234 - 1, 0x5678 - 1])               # draw: randbelow(q - 1) + 1
+        with monkeypatch.context() as m:
+            m.setattr(blinding, "secrets", types.SimpleNamespace(randbelow=lambda q: next(vals)))
+            proofs.append(p.prove(w))
+    assert proofs[0] == proofs[1]
