@@ -529,7 +529,7 @@ def test_sparse_plan_against_prepared_bases(checkpoint):
 @pytest.mark.parametrize("checkpoint", [None, 3])
 def test_unit_scalars_in_the_lanes_loop(checkpoint):
     """A 0/1 witness's rows in the lanes loop: past `UNITS_MIN` ones a row, they are summed
-    eight bases a trip (`msm_small_cpu.digits_msm`), the rest by windows, over plain and
+    eight bases a trip (`msm_small_cpu.msm_many`: `_Units`), the rest by windows, over plain and
     GZKP-weighted tables, two batch rows (one of ones alone)."""
     from zktensor.kernels import msm_small_cpu
     if not msm_small_cpu.available():

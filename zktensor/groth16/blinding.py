@@ -11,7 +11,7 @@ beside the proof's own MSMs, over small tables of the key's points (`affine_tabl
 double-and-add on Python ints spent hundreds of group operations a term in the
 interpreter, G2's most of all, and the tensor fixed-base tables a hundred small launches.
 
-    bl = Blinding.of_key(zkey)                   # the key's alpha_1, beta_1, delta_1, delta_2
+    bl = Blinding.of_key(zkey, G1, G2)           # the key's alpha_1, beta_1, delta_1, beta_2, delta_2
     r, s = draw(bl.G1.r)                         # the scalar field's order
     fixed = msm_many(bl.fixed_jobs(r, s), threads=1)      # r·delta_1, pi_c's constant part, s·delta_2
     ab = msm_many([bl.ab_job(A, B1, r, s)], threads=1)[0]  # s·A + r·B1, once A and B1 are known
@@ -46,12 +46,8 @@ class Blinding:
         self.t2 = affine_table(G2, [delta_2])
 
     @classmethod
-    def of_key(cls, zkey, G1=None, G2=None) -> "Blinding":
-        """From a `formats.ZKey`'s points (affine Python ints); G1, G2: its groups' records
-        (default: the key's curve's)."""
-        if G1 is None or G2 is None:
-            from ..algebra.curves import group
-            G1, G2 = group(f"{zkey.curve}.g1"), group(f"{zkey.curve}.g2")
+    def of_key(cls, zkey, G1, G2) -> "Blinding":
+        """From a `formats.ZKey`'s points (affine Python ints); G1, G2: its groups' records."""
         return cls(G1, G2, zkey.alpha_1, zkey.beta_1, zkey.delta_1, zkey.beta_2, zkey.delta_2)
 
     def _job(self, G, table, cols, scalars):

@@ -390,22 +390,6 @@ def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.
     return sums.finish()
 
 
-def digits_msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.ndarray, c: int):
-    """`lane_sums` and `combine` of digits made elsewhere (`ops.msm`'s plan), as an affine
-    Python-int point (None: the identity); entries whose only digit is a 1 in the first
-    window (scalar 1, a 0/1 witness's) go to `_Units` from `UNITS_MIN` of them."""
-    G = _record(GS)
-    unit = (digits[0] == 1) & ~digits[1:].any(axis=0) if len(digits) else np.zeros(len(cols), dtype=bool)
-    units = None
-    if int(unit.sum()) >= UNITS_MIN:
-        units = _Units(G, table, neg_off, np.asarray(cols)[unit], np.ones(int(unit.sum()), dtype=np.int32))
-        units.run()
-        cols, digits = np.asarray(cols)[~unit], np.ascontiguousarray(digits[:, ~unit])
-        if not len(cols):
-            return combine(G, None, c, units.words)
-    return combine(G, lane_sums(G, table, neg_off, cols, digits, c), c, units.words if units is not None else None)
-
-
 class _Sums:
     """One MSM's calls: `run(g)` accumulates and reduces group g of eight windows (one
     msm_windows call, any thread), `finish()` weights the groups (msm_combine)."""
@@ -502,6 +486,22 @@ class _Units:
         counters.launch(2)
 
 
+def unit_signs(words: np.ndarray, r: int) -> np.ndarray:
+    """Per scalar (rows of standard-form words, r the group's order): 1 where it is 1, -1
+    where it is r − 1, 0 elsewhere: the entries `_Units` can take."""
+    one = (words[:, 0] == 1) & ~words[:, 1:].any(axis=1)
+    minus = (words == _words_of(r - 1, words.shape[1])).all(axis=1)
+    return one.astype(np.int8) - minus.astype(np.int8)
+
+
+def window_entries(signs: np.ndarray) -> int:
+    """How many of the scalars with these `unit_signs` the windows loop takes: all of them,
+    or, from `UNITS_MIN` ±1 scalars, the others (`_Units` sums those): the n that
+    `lanes_window` chooses the window for."""
+    units = int(np.count_nonzero(signs))
+    return len(signs) - units if units >= UNITS_MIN else len(signs)
+
+
 class _Job:
     """One MSM of `msm_many`: its calls (`run(g)`, g < `calls`: the groups of eight windows,
     then the ±1 entries' `_Units` call when it has one) and its point (`point()`)."""
@@ -509,14 +509,14 @@ class _Job:
     def __init__(self, GS, table, neg_off: int, cols, words, c: int | None):
         G = _record(GS)
         bits = G.r.bit_length()
-        w = np.asarray(words, dtype=np.uint32).reshape(len(cols), -1)
+        w = np.asarray(words, dtype=np.uint32)
+        w = w if w.ndim == 2 else w.reshape(len(cols), -1)
         cols = np.asarray(cols, dtype=np.int64)
         self.G, self.units, self.sums = G, None, None
-        one = (w[:, 0] == 1) & ~w[:, 1:].any(axis=1)
-        minus = (w == _words_of(G.r - 1, w.shape[1])).all(axis=1)
-        unit = one | minus
-        if int(unit.sum()) >= UNITS_MIN:
-            self.units = _Units(G, table, neg_off, cols[unit], np.where(one[unit], 1, -1))
+        signs = unit_signs(w, G.r)
+        if window_entries(signs) < len(signs):
+            unit = signs != 0
+            self.units = _Units(G, table, neg_off, cols[unit], signs[unit])
             cols, w = cols[~unit], w[~unit]
         self.c = c or lanes_window(len(cols), bits)
         if len(cols) or self.units is None:

@@ -76,28 +76,16 @@ def package_fingerprint() -> str:
         st = f.stat()
         newest = max(newest, st.st_mtime_ns)
         sig.update(f"{f.relative_to(_PKG)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n".encode())
+
+    def by_content() -> str:
+        h = hashlib.sha256()
+        for f in files:
+            h.update(str(f.relative_to(_PKG)).encode() + b"\0")
+            h.update(f.read_bytes())
+        return h.hexdigest()[:16]
     settled = time.time_ns() - newest > RACY_S * 1e9
-    remembered = cache_root() / "memo" / f"package.{sig.hexdigest()[:32]}"
-    try:
-        value = remembered.read_text() if settled else ""
-        if len(value) == 16:
-            return value
-    except OSError:
-        pass
-    h = hashlib.sha256()
-    for f in files:
-        h.update(str(f.relative_to(_PKG)).encode() + b"\0")
-        h.update(f.read_bytes())
-    value = h.hexdigest()[:16]
-    try:
-        if settled:
-            from .atomic import atomic_write
-            remembered.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_write(remembered) as out:
-                out.write(value)
-    except OSError:
-        pass
-    return value
+    return _remembered(cache_root() / "memo" / f"package.{sig.hexdigest()[:32]}", by_content, trust=settled,
+                       valid=lambda v: len(v) == 16)
 
 
 RACY_S = 2.0
@@ -109,19 +97,28 @@ def memo(name: str, compute) -> str:
     pairing module's) is then read, not made.
     An unreadable or unwritable memo costs a compute(), never a wrong result; a stale one
     cannot be read, as any edit to the package changes the file's name."""
-    path = cache_root() / "memo" / f"{name}.{package_fingerprint()}"
-    try:
-        return path.read_text()
-    except OSError:
-        pass
+    return _remembered(cache_root() / "memo" / f"{name}.{package_fingerprint()}", compute)
+
+
+def _remembered(path: Path, compute, trust: bool = True, valid=bool) -> str:
+    """The string in `path` where it is trusted and valid, else compute(), then written
+    there (when trusted). A file that cannot be read or written costs a compute()."""
+    if trust:
+        try:
+            value = path.read_text()
+            if valid(value):
+                return value
+        except OSError:
+            pass
     value = compute()
-    try:
-        from .atomic import atomic_write
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(path) as f:
-            f.write(value)
-    except OSError:
-        pass
+    if trust:
+        try:
+            from .atomic import atomic_write
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_write(path) as f:
+                f.write(value)
+        except OSError:
+            pass
     return value
 
 

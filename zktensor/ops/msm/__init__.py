@@ -64,7 +64,7 @@ ceil(W/M) copies of the bases. M = 1 merges every window into one bucket set
 
 The package, one concept a module: `model` (MSMConfig, cost model), `scalars` (words,
 signed digits, sparse split), `offsets` (bucket offsets), `bases` (prepared bases,
-msm_prepare), `plan` (CPU digits, counting sort, tree layout; the lanes loop's digits),
+msm_prepare), `plan` (CPU digits, counting sort, tree layout; the lanes loop's scalars),
 `accumulate` (CPU bucket sums), `reduce` (CPU bucket reduction and window combination;
 the lanes loop's sums), `device` (the Triton target: the whole MSM as device-resident
 launches, see there) and `api` (msm, msm_many, msm_plan). The CPU target runs steps 1-6

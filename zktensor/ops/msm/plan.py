@@ -23,8 +23,8 @@ SPARSE_BUCKETS = 8      # a plan whose live buckets are fewer than 1/SPARSE_BUCK
 @dataclass
 class LanePlan:
     """The plan of the lanes loop (`kernels.msm_small_cpu`, MSMConfig.accumulation "lanes"):
-    per batch row, its scalars' table columns (k,) and signed digits (W, k) of c-bit windows;
-    the negated bases sit at column neg_off + column."""
+    per batch row, its scalars' table columns (k,) and standard-form words (k, L), summed in
+    c-bit windows; the negated bases sit at column neg_off + column."""
     c: int
     rows: list
     neg_off: int
@@ -67,13 +67,13 @@ class MSMPlan:
 
 
 def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
-    """Digits, sort and bucket layout of `_pippenger`'s jobs (or the lanes loop's digits)."""
+    """Digits, sort and bucket layout of `_pippenger`'s jobs (or the lanes loop's scalars)."""
     from ...kernels.msm_tree import Clock
     clock = Clock(stats)
     Bt = len(jobs)
     entries = max((len(cb) for _, cb in jobs), default=0)
     if choose_accumulation(entries, cfg) == "lanes":
-        return _lane_plan(jobs, entries, n, J, Fr, clock)
+        return _lane_plan(jobs, n, J, Fr)
     Lr = Fr.limbs
     r = Fr.p
     c = max(widths)
@@ -112,22 +112,18 @@ def _plan(jobs, n, widths, M, J, K, offset_total, cfg, Fr, stats) -> MSMPlan:
     return MSMPlan(None, tree, heavy, Bt, K, round_off, list(widths), J, entries, offset=offset, sparse=sparse)
 
 
-def _lane_plan(jobs, entries, n, J, Fr, clock) -> MSMPlan:
-    """The lanes loop's plan: every row's digits in windows of its own c, chosen for the
-    longest row's `entries` (the table's first checkpoint holds the bases at columns
-    0..n-1, their negations at J·(n+1)...). A row's scalars 1 are summed apart from
-    `msm_small_cpu.UNITS_MIN` of them (`digits_msm`): c is chosen for the rest."""
-    from ...kernels.msm_small_cpu import UNITS_MIN
+def _lane_plan(jobs, n, J, Fr) -> MSMPlan:
+    """The lanes loop's plan: every row's scalars (as words, for `msm_small_cpu.msm_many`)
+    and one window c for all, chosen for the longest row's entries that the windows loop
+    takes (its ±1 scalars are summed apart, `msm_small_cpu.window_entries`); the table's
+    first checkpoint holds the bases at columns 0..n-1, their negations at J·(n+1)...."""
+    from ...kernels.msm_small_cpu import unit_signs, window_entries
     bits = Fr.p.bit_length()
     words = [np.asarray(wb, dtype=np.uint32).reshape(-1, Fr.limbs) for wb, _ in jobs]
-    ones = [int(((w[:, 0] == 1) & ~w[:, 1:].any(axis=1)).sum()) for w in words]
-    rest = [len(w) - k if k >= UNITS_MIN else len(w) for w, k in zip(words, ones)]
-    c = lanes_window(min(entries, max(rest, default=0)), bits)
-    W = n_windows(bits, c)
-    rows = [(np.asarray(cb, dtype=np.int64), signed_digits(w, c, W)) for w, (_, cb) in zip(words, jobs)]
-    clock.tick("digits")
-    return MSMPlan(None, None, False, len(jobs), 1, [0], [c] * W, J, sum(len(cb) for _, cb in jobs),
-                   offset=False, lanes=LanePlan(c, rows, J * (n + 1)))
+    c = lanes_window(max((window_entries(unit_signs(w, Fr.p)) for w in words), default=0), bits)
+    rows = [(np.asarray(cb, dtype=np.int64), w) for w, (_, cb) in zip(words, jobs)]
+    return MSMPlan(None, None, False, len(jobs), 1, [0], [c] * n_windows(bits, c), J,
+                   sum(len(cb) for _, cb in jobs), offset=False, lanes=LanePlan(c, rows, J * (n + 1)))
 
 
 def _bucket_layout(dgs, cmaps, N, K, width, cfg, stats, offset: bool, sparse: bool):
