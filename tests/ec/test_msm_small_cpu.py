@@ -131,3 +131,18 @@ def test_unit_scalars(name):
     job2 = (GS, _table(GS, pts2), n + 1, np.arange(n, dtype=np.int64), scalar_words(GS, ones)[0])
     assert ms._Job(*job2, None).sums is None
     assert ms.msm_many([job2, job], threads=2) == [want, O.msm(G, pts, ks)]
+
+
+def test_unit_scalars_bad_inputs():
+    """The ±1 path checks its table and columns as the windows path does: a column past the
+    table, or a table of another word type, is refused before the compiled loop reads it."""
+    GS = zt.group("bn254.g1")
+    n = ms.UNITS_MIN
+    pts = list(oracle_points("bn254.g1", 4)) * (n // 4)
+    table = _table(GS, pts)
+    ones = scalar_words(GS, [1] * n)[0]
+    cols = np.arange(n, dtype=np.int64)
+    with pytest.raises(ValueError, match="outside the table"):
+        ms.msm(GS, table, n + 1, cols + table.shape[0], ones)
+    with pytest.raises(ValueError, match="int32 point-major"):
+        ms.msm(GS, table.astype(np.int64), n + 1, cols, ones)

@@ -466,6 +466,11 @@ class _Units:
 
     def __init__(self, G, table, neg_off: int, cols: np.ndarray, signs: np.ndarray):
         d, L = G.degree, G.fq.limbs32
+        if table.dtype != np.int32 or not table.flags.c_contiguous or table.shape[1] != 2 * d * L:
+            raise ValueError(f"msm_units: a contiguous int32 point-major table of {2 * d * L} words a "
+                             f"column, got {table.dtype} {table.shape}")
+        if len(cols) and not (cols.min() >= 0 and neg_off >= 0 and neg_off + cols.max() < table.shape[0]):
+            raise ValueError("msm_units: a column outside the table")
         self.K52 = 4 * d * G.fq.limbs52
         self.n = -(-len(cols) // LANES)
         self.cols = np.zeros(self.n * LANES, dtype=np.int64)
