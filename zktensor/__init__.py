@@ -12,8 +12,9 @@ import list.
 """
 import importlib
 
-from .runtime.host_memory import keep_freed_memory
-keep_freed_memory()     # first: threads made from here on share one malloc arena (see host_memory)
+from .runtime.host_memory import keep_freed_memory_before_heavy_imports
+keep_freed_memory_before_heavy_imports()    # first: threads made after numpy's or torch's import
+                                            # share one malloc arena (see host_memory)
 
 from .config import config  # noqa: E402
 from .version import __version__  # noqa: E402

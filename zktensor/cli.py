@@ -362,7 +362,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     (``warmup``'s pull in the compiler's cache module; the thin client must not)."""
     p = argparse.ArgumentParser(prog="zktensor", description="zktensor: Groth16 over circom/snarkjs files, "
                                 "on tensors")
-    sub = p.add_subparsers(dest="command", metavar="command")
+    # prog given: argparse would build a help formatter to work it out (and import shutil)
+    sub = p.add_subparsers(dest="command", metavar="command", prog="zktensor")
     names = list(COMMANDS) + [n for n in LAZY if n not in COMMANDS]
     for name in names:
         cmd = COMMANDS.get(name)

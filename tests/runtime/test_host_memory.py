@@ -25,7 +25,7 @@ def test_host_memory_setting():
 
 _ARENA_PROBE = """
 import ctypes, resource, threading
-import zktensor  # noqa: F401 - applies the malloc setting
+import zktensor, numpy  # noqa: F401,E401 - the setting applies before numpy's import
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
 libc.free.argtypes = [ctypes.c_void_p]
@@ -61,3 +61,22 @@ def test_worker_threads_reuse_freed_blocks():
     pages = (200 << 20) // 4096
     assert second_faults({}) < pages // 20
     assert second_faults({"ZKTENSOR_MALLOC": "system"}) > pages // 2
+
+
+_WHEN = """
+import sys
+import zktensor  # noqa: F401
+from zktensor.runtime import host_memory
+before = host_memory._done
+import numpy  # noqa: F401
+print(before, host_memory._done, "ctypes" in sys.modules)
+"""
+
+
+def test_setting_waits_for_the_first_heavy_import():
+    """`import zktensor` alone (the thin client's start-up) leaves malloc and ctypes alone; the
+    first import of numpy applies the setting."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
+    out = subprocess.run([sys.executable, "-c", _WHEN], capture_output=True, text=True, check=True, cwd=root,
+                         env={**os.environ, "PYTHONPATH": root})
+    assert out.stdout.split() == ["False", "True", "True"]

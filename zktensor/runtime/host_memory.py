@@ -20,15 +20,23 @@ malloc, and our allocations are few and large.
 
 The cost is that a process keeps its peak heap after a large computation
 (which a prover, run again and again, wants anyway). `ZKTENSOR_MALLOC=system`
-leaves malloc as it is; the setting is applied once, when `zktensor` is
-imported (threads made after it share the one arena; one that had an arena
-before keeps it), and only where the C library is glibc.
+leaves malloc as it is; the setting is applied once per process, and only where
+the C library is glibc. Threads made after it share the one arena; one that had
+an arena before keeps it.
+
+When: `zktensor`'s import calls `keep_freed_memory_before_heavy_imports`, which
+applies it at once where numpy or torch is loaded already and otherwise just
+before the first import of either (a finder on `sys.meta_path` that finds
+nothing). Everything that allocates at scale (the kernels, the tensors, the
+graph's worker threads, OpenBLAS's and torch's thread pools) comes after one
+of those imports, and a process that never makes one, the service's thin
+client, does not load ctypes at all (8 ms of its start-up).
 """
 from __future__ import annotations
 
 import _thread     # not threading: this runs in every start-up, the thin client's too
-import ctypes
 import os
+import sys
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -38,6 +46,7 @@ KEEP = 2**31 - 1        # bytes (mallopt takes an int): blocks below this come f
 _done = False
 _applied = False
 _lock = _thread.allocate_lock()
+HEAVY = ("numpy", "torch")      # imported before any large allocation or thread pool of ours
 
 
 def keep_freed_memory() -> bool:
@@ -50,6 +59,7 @@ def keep_freed_memory() -> bool:
             return _applied
         _applied = False
         if os.environ.get("ZKTENSOR_MALLOC", "keep") != "system":
+            import ctypes
             try:
                 try:
                     libc = ctypes.CDLL("libc.so.6")      # find_library spawns ldconfig
@@ -66,3 +76,27 @@ def keep_freed_memory() -> bool:
                                 mallopt(M_ARENA_MAX, 1)])
         _done = True
     return _applied
+
+
+class _BeforeHeavyImports:
+    """A `sys.meta_path` finder that finds nothing: it applies the setting when one of
+    `HEAVY` is first imported, then leaves the path."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in HEAVY:
+            try:
+                sys.meta_path.remove(self)
+            except ValueError:          # another thread's import got here first
+                pass
+            keep_freed_memory()
+        return None
+
+
+def keep_freed_memory_before_heavy_imports() -> None:
+    """`keep_freed_memory` now if numpy or torch is loaded, else just before either is."""
+    if _done:
+        return
+    if any(name in sys.modules for name in HEAVY):
+        keep_freed_memory()
+    elif not any(isinstance(f, _BeforeHeavyImports) for f in sys.meta_path):
+        sys.meta_path.insert(0, _BeforeHeavyImports())
