@@ -30,11 +30,17 @@ import torch
 
 from .algebra.curves import group as group_record, _check_shape
 from .kernels import msm_ec
-from .kernels.point_formulas import add_complete, affine, comps, cross, double_n, f_curve, is_id, is_zero, neg
+from .kernels.point_formulas import (add_complete, affine, comps, cross, double_n, f_curve, is_id, is_zero, neg,
+                                     to_host)
 from .kernels.elementwise import broadcast_shapes
 from .kernels.field_programs import from_mont
 from .runtime import compile_shards
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
+
+HOST_AFFINE_UPTO = 16  # CPU points from which `to_affine` converts with kernels (a batch inversion's
+                       # launches), not on Python ints (one inversion a point): a proof's few final
+                       # points were ~0.5 ms of launches a call, ~0.1 ms on the host
+
 
 class GroupSpace:
     """A group as a maker of point tensors: `zt.group("bn254.g1")`."""
@@ -268,8 +274,11 @@ class PointTensor:
     def to_affine(self):
         """Affine points as Python ints (nested lists for a batch), None for the identity."""
         G = self.G
-        xy, inf = self.affine()
         m = self.numel()
+        if self.data.device.type == "cpu" and 0 < m <= HOST_AFFINE_UPTO:
+            out = to_host(G, self._flat())
+            return out[0] if not self.shape else _unflatten(out, tuple(self.shape))
+        xy, inf = self.affine()
         vals = FieldTensor(G.F, xy.reshape(G.L, 2 * G.degree * m) if m else
                            torch.zeros((G.L, 0), dtype=torch.int32)).to_ints() if m else []
         out = []

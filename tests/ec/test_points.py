@@ -21,7 +21,17 @@ def _case(name, n=4):
     return g, zt.group(name), pts
 
 
-def test_roundtrip_and_shapes(any_group):
+@pytest.fixture(params=["host", "kernels"])
+def affine_path(request, monkeypatch):
+    """`to_affine` of a few CPU points on Python ints (the default) or by the kernels'
+    batch inversion (the path of large batches and of GPU tensors)."""
+    if request.param == "kernels":
+        import zktensor.points
+        monkeypatch.setattr(zktensor.points, "HOST_AFFINE_UPTO", 0)
+    return request.param
+
+
+def test_roundtrip_and_shapes(any_group, affine_path):
     g, G, pts = _case(any_group)
     P = G.tensor(pts + [None])
     assert tuple(P.shape) == (5,) and P.to_affine() == pts + [None]
@@ -34,7 +44,7 @@ def test_roundtrip_and_shapes(any_group):
     assert G.identity(3).to_affine() == [None] * 3
 
 
-def test_add_double_neg_all_cases(any_group):
+def test_add_double_neg_all_cases(any_group, affine_path):
     g, G, pts = _case(any_group)
     a, b, c, d = pts
     lhs = [a, a, a, None, a, None, b, c]

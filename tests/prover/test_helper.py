@@ -46,7 +46,7 @@ def test_helper_msms_equal_python_int_sums(fixtures, name):
         h = P._helper_for(None)
         limbs = words_to_limbs(P.witness_words(fx.wtns)[0], P.device)
         s = FieldTensor(P.F, to_mont(P.F, limbs))          # as the graph's ``scalars`` node
-        got = h.run(("witness", HELPER_UNITS), {"w": s.data}, threads=1)
+        got = h.run(("witness", HELPER_UNITS, None), {"w": s.data}, threads=1)
         here = P._witness_msms(("a", "b1"), s)
         # the helper's share of H: the last terms, a second request over its second input
         D = P.domain_size
@@ -66,6 +66,29 @@ def test_helper_msms_equal_python_int_sums(fixtures, name):
     size = len(z.H.raw) // D
     assert affine(h_part) == _oracle(P.G1, bytes(z.H.raw)[lo * size:], p[lo:])
     assert not _alive(h.pid)            # the context manager stopped it
+
+
+@pytest.mark.parametrize("name", ["multi_public", "multiplier_bls"])
+def test_helper_makes_the_blinding_terms(fixtures, name):
+    """A request with (r, s) also returns the blinding terms, s·A + r·B1 from its own A and
+    B1, each against Python-int sums of the key's points."""
+    fx = fixtures[name]
+    z = read_zkey(fx.zkey)
+    w = list(read_wtns(fx.wtns))
+    r, s = 0x1234567 + len(name), 0x7654321
+    with Prover(z, device="cpu", helper=True) as P:
+        h = P._helper_for(None)
+        limbs = words_to_limbs(P.witness_words(fx.wtns)[0], P.device)
+        got = h.run(("witness", ("B2", "a", "b1", "c"), (r, s)), {"w": FieldTensor(P.F, to_mont(P.F, limbs)).data},
+                    threads=1)
+    G1, G2, q = P.G1.params, P.G2.params, P.F.p
+    bl = got["blinding"]
+    A, B1 = _oracle(P.G1, z.A.raw, w), _oracle(P.G1, z.B1.raw, w)
+    assert (bl["r"], bl["s"]) == (r, s)
+    assert bl["r_delta_1"] == ec.msm(G1, [z.delta_1], [r])
+    assert bl["c_fixed"] == ec.msm(G1, [z.alpha_1, z.beta_1, z.delta_1], [s, r, r * s % q])
+    assert bl["s_delta_2"] == ec.msm(G2, [z.delta_2], [s])
+    assert bl["ab"] == ec.msm(G1, [A, B1], [s, r])
 
 
 @needs_two_cores
@@ -171,8 +194,12 @@ def test_every_helper_split_proves_and_snarkjs_verifies(fixtures, snarkjs, tmp_p
         P.prove_to_files(fx.wtns, tmp_path / "proof.json", tmp_path / "public.json", profile=True)
         local = {s.name for s in P.last_run.stats} & {"msm_ab1c", "msm_a", "msm_b1", "msm_c"}
         workers = P.last_run.workers
+        nodes = {s.name for s in P.last_run.stats}
     assert bool(local) == (len(chosen) < 4)
     assert (workers == 1) == (len(chosen) == 4)
+    # the blinding where A and B1 are: in the helper's request, or nodes of this process
+    blinding_here = {"blinding", "blind_ab"}
+    assert blinding_here <= nodes if len(chosen) < 4 else not blinding_here & nodes
     assert snarkjs.verify_cli(fx.vk, tmp_path / "public.json", tmp_path / "proof.json")
 
 

@@ -21,7 +21,8 @@ its launches) and sets torch to one thread (torch's OpenMP pool is not fork-safe
 The scalars go through anonymous shared mappings made before the fork, one per named
 input (written by the parent, read by the child: no pickling of megabytes per proof);
 a request may fill the first columns of one only. The points come back pickled as
-numpy arrays (a few hundred bytes each). Requests run one at a time, in the order
+numpy arrays (a few hundred bytes each); other values of `work`'s dict (Python ints,
+the blinding's affine points) come back as they are. Requests run one at a time, in the order
 their `run` calls take the helper's lock. `zt.config(...)` in force
 around `run` is sent along with each request and applies in the child too. If the
 child dies (killed, out of memory), `run` raises `HelperError` and the helper is
@@ -108,7 +109,8 @@ class Helper:
                                   f"{_reap(self.pid, 0.5)}") from None
         if status != "ok":
             raise HelperError(f"the MSM helper process raised:\n{payload}")
-        return {u: PointTensor(self.groups[u], torch.from_numpy(a)) for u, a in payload.items()}
+        return {u: PointTensor(self.groups[u], torch.from_numpy(a)) if isinstance(a, np.ndarray) else a
+                for u, a in payload.items()}
 
     def close(self) -> None:
         self.alive = False
@@ -163,7 +165,8 @@ def _serve(conn, work: Callable, buffers: dict, limbs: dict) -> None:
             inputs = {k: buffers[k][:limbs[k] * m].view(limbs[k], m) for k, m in cols.items()}
             with zt_config(**override), threads.launch_budget(n_threads):
                 out = work(job, inputs)
-            reply = ("ok", {u: np.ascontiguousarray(p.data.cpu().numpy()) for u, p in out.items()})
+            reply = ("ok", {u: np.ascontiguousarray(p.data.cpu().numpy()) if isinstance(p, PointTensor) else p
+                            for u, p in out.items()})
         except BaseException:  # noqa: BLE001 - reported to the parent, which raises
             reply = ("error", traceback.format_exc())
         try:

@@ -18,8 +18,11 @@ The graph (``Prover.graph()``; names as in the profile; * = critical path):
 On a CPU with two or more cores, some witness MSMs run in a forked helper process instead
 (one external node, ``msm_helper``, beside the rest; `groth16.helper` says why): B2 and C,
 or all four where the witness is mostly 0s and 1s (`helper_split`); after such a
-witness's four, from 2^17 points, the helper also takes the last 30% of H's terms
-(``msm_h_helper``, `h_share`), and pi_c adds the two parts.
+witness's four, from 2^16 points, the helper also takes the last half of H's terms
+(``msm_h_helper``, `h_share`), and pi_c adds the two parts. Where the helper has A and B1
+(those light witnesses) and no share of H, it also makes the blinding terms, s·A + r·B1
+included (r, s drawn here and sent with the request): this process, which then runs POLY
+and H alone on one worker, is left the assembly only.
 
 On the Triton target (a GPU) the graph's tail is the device graph (`_device_nodes`):
 the blinding and the assembly are device MSMs of a few points (``blind_ab``,
@@ -216,12 +219,17 @@ class Prover(ResidentKey):
         return self._helper
 
     def _helper_work(self, job: tuple, inputs: dict) -> dict:
-        """The helper process's side of a request (`_helper_run`): ("witness", units) over the
-        witness "w", or ("h", lo) over "p", the H scalars from point lo on."""
-        kind, arg = job
-        if kind == "h":
-            return {"H": self._h_part(FieldTensor(self.F, inputs["p"]), arg)}
-        return self._witness_msms(arg, FieldTensor(self.F, inputs["w"]))
+        """The helper process's side of a request (`_helper_run`): ("witness", units, rs) over
+        the witness "w", with rs = (r, s) also "blinding": the blinding terms (`_blinding_terms`)
+        and s·A + r·B1 ("ab"); or ("h", lo) over "p", the H scalars from point lo on."""
+        if job[0] == "h":
+            return {"H": self._h_part(FieldTensor(self.F, inputs["p"]), job[1])}
+        _, units, rs = job
+        out = self._witness_msms(units, FieldTensor(self.F, inputs["w"]))
+        if rs is not None:
+            bl = self._blinding_terms(*rs)
+            out["blinding"] = dict(bl, ab=self._blind_ab(out["a"], out["b1"], bl))
+        return out
 
     def _helper_run(self, job: tuple, name: str, s: FieldTensor) -> dict:
         """`_helper_work(job)` in the helper process, s its input `name`; computed here
@@ -274,12 +282,18 @@ class Prover(ResidentKey):
             raise ValueError("h_helper: the device graph has no helper process")
         g = Graph("groth16_prove")
         self._h_nodes(g, h_helper)
-        wit = self._witness_nodes(g, helper)
+        # the helper makes the blinding where it has A and B1 and no share of H: it idles
+        # beside POLY and H then, this process's one worker (`_default_workers`) does not.
+        # With a share of H, the helper is the later of the two already (same-run timings:
+        # the commit that made this so)
+        remote_blinding = {"a", "b1"} <= set(helper) and not h_helper and self._host_blinding is not None
+        wit = self._witness_nodes(g, helper, remote_blinding)
         if self.on_device():
             self._device_nodes(g, wit, check)
         else:
-            self._blinding_nodes(g, wit)
-            self._assembly_nodes(g, wit, check, where)
+            if not remote_blinding:
+                self._blinding_nodes(g, wit)
+            self._assembly_nodes(g, wit, check, where, remote_blinding)
         return g
 
     def on_device(self) -> bool:
@@ -314,10 +328,11 @@ class Prover(ResidentKey):
             return self.G1.identity(device=self.device)
         return self._many(B, [(p.contiguous(), lo)])[0]
 
-    def _witness_nodes(self, g: Graph, helper: tuple) -> list[str]:
+    def _witness_nodes(self, g: Graph, helper: tuple, remote_blinding: bool = False) -> list[str]:
         """Σ w_i·P_i over A, B1, C (G1) and B2 (G2), beside POLY; each node's value is
         {unit: point}. The helper process's units are one external node, the rest nodes of
-        this process. Returns the nodes."""
+        this process; with remote_blinding its value also has "blinding" (`_helper_work`).
+        Returns the nodes."""
         F, B = self.F, self.bases
         g.add("scalars", lambda w: FieldTensor(F, to_mont(F, w)), ["w_std"], lane="g1", kind="poly", priority=2)
         remote = helper
@@ -342,8 +357,11 @@ class Prover(ResidentKey):
                 fn, ins = (lambda s, t=t: {t: self._msm(B[t], s, self._group(t))}), ["scalars"]
             wit.append(g.add(f"msm_{t.lower()}", fn, ins, lane=lane, kind="msm", priority=prio))
         if remote:
-            wit.append(g.add("msm_helper", lambda s: self._helper_run(("witness", remote), "w", s), ["scalars"],
-                             lane="helper", kind="msm", priority=1, worker="external"))
+            def helper_msms(s):
+                rs = draw(self.F.p) if remote_blinding else None
+                return self._helper_run(("witness", remote, rs), "w", s)
+            wit.append(g.add("msm_helper", helper_msms, ["scalars"], lane="helper", kind="msm", priority=1,
+                             worker="external"))
         return wit
 
     def _blinding_nodes(self, g: Graph, wit: list[str]) -> None:
@@ -355,10 +373,13 @@ class Prover(ResidentKey):
         g.add("blind_ab", lambda *v: self._blind_ab(_units(v[:k])["a"], _units(v[:k])["b1"], v[k]),
               wit + ["blinding"], lane="g1", kind="msm")
 
-    def _assembly_nodes(self, g: Graph, wit: list[str], check: bool, where: str) -> None:
-        """pi_a, pi_b, pi_c (`_assemble`), after the witness check when a .r1cs was given."""
+    def _assembly_nodes(self, g: Graph, wit: list[str], check: bool, where: str,
+                        remote_blinding: bool = False) -> None:
+        """pi_a, pi_b, pi_c (`_assemble`), after the witness check when a .r1cs was given; the
+        blinding terms from nodes blinding and blind_ab, or with remote_blinding from the
+        helper's value."""
         hs = [n for n in ("msm_h", "msm_h_helper") if n in g.nodes]
-        ins = wit + hs + ["blind_ab", "blinding"]
+        ins = wit + hs + ([] if remote_blinding else ["blind_ab", "blinding"])
         if check and self.r1cs_check is not None:
             # A·w∘B·w is POLY's Cw (the key's A and B are the .r1cs's, checked at load): only C·w is left.
             # Last among the ready nodes: only assemble waits for it, and run first it held up
@@ -370,7 +391,8 @@ class Prover(ResidentKey):
 
         def assemble(*v):
             u = _units(v[:k])
-            h, (ab, bl) = v[k:k + len(hs)], v[k + len(hs):k + len(hs) + 2]
+            h = v[k:k + len(hs)]
+            ab, bl = (u["blinding"]["ab"], u["blinding"]) if remote_blinding else v[k + len(hs):k + len(hs) + 2]
             return self._assemble(u["a"], u["B2"], u["c"], h, ab, bl)
         g.add("assemble", assemble, ins, lane="poly", critical=True, kind="msm")
 
@@ -462,10 +484,13 @@ class Prover(ResidentKey):
         return Blinding.of_key(self.zkey, self.G1.params, self.G2.params)
 
     def _blinding(self) -> dict:
-        """r, s from the CSPRNG and the blinding terms that need no MSM result, as affine
-        Python-int points: r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 (G1) and s·delta_2 (G2)."""
+        """r, s from the CSPRNG and the blinding terms that need no MSM result (`_blinding_terms`)."""
+        return self._blinding_terms(*draw(self.F.p))
+
+    def _blinding_terms(self, r: int, s: int) -> dict:
+        """r, s and the blinding terms that need no MSM result, as affine Python-int points:
+        r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 (G1) and s·delta_2 (G2)."""
         q = self.F.p
-        r, s = draw(q)
         hb = self._host_blinding
         if hb is not None:
             r_delta_1, c_fixed, s_delta_2 = msm_small_cpu.msm_many(hb.fixed_jobs(r, s), threads=1)
