@@ -356,19 +356,41 @@ register("warmup", "compile the kernels a Groth16 proof needs (once per machine)
 # -- main -------------------------------------------------------------------------------------
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, its width from `os.get_terminal_size`: argparse makes one
+    for every argument added (to check its metavar), and the first imported shutil (with
+    bz2, lzma, fnmatch) for the width: ~5 ms of every start-up, the thin client's too."""
+
+    def __init__(self, prog, **kw):
+        kw.setdefault("width", _columns() - 2)
+        super().__init__(prog, **kw)
+
+
+def _columns() -> int:
+    """The terminal's width, as shutil.get_terminal_size finds it ($COLUMNS, stdout, 80)."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with ``only``, the other subcommands are listed but not
-    configured, so that a command does not import what the others' arguments need
-    (``warmup``'s pull in the compiler's cache module; the thin client must not)."""
+    """The whole command line; with ``only``, that subcommand alone (its arguments need not
+    be parsed beside the others' (`warmup`'s pull in the compiler's cache module, and the
+    thin client must not), and each subparser costs start-up time)."""
     p = argparse.ArgumentParser(prog="zktensor", description="zktensor: Groth16 over circom/snarkjs files, "
-                                "on tensors")
-    # prog given: argparse would build a help formatter to work it out (and import shutil)
+                                "on tensors", formatter_class=_Formatter)
+    # prog given: argparse would build a help formatter to work it out
     sub = p.add_subparsers(dest="command", metavar="command", prog="zktensor")
-    names = list(COMMANDS) + [n for n in LAZY if n not in COMMANDS]
+    names = [only] if only else list(COMMANDS) + [n for n in LAZY if n not in COMMANDS]
     for name in names:
         cmd = COMMANDS.get(name)
-        sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1])
-        if cmd and (only is None or name == only):
+        sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1], formatter_class=_Formatter)
+        if cmd:
             cmd.configure(sp)
         else:
             sp.add_argument("args", nargs=argparse.REMAINDER)
