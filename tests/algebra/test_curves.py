@@ -17,7 +17,7 @@ except ImportError:  # run without the repository root on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.oracles import ec, field as ff, pyecc, snarkjs_layout as sl
 
-from zktensor.algebra.curves import GROUP_NAMES, group, in_subgroup, is_on_curve
+from zktensor.algebra.curves import GROUP_NAMES, doublings, group, in_subgroup, is_on_curve
 from zktensor.algebra.fields import field
 from zktensor.algebra.towers import TOWER_NAMES, tower
 
@@ -378,3 +378,18 @@ def test_build_rejects_wrong_twist_order_or_generator():
     kwargs1 = {f.name: getattr(G1, f.name) for f in dataclasses.fields(Group) if f.init} | {"check_orders": True}
     with pytest.raises(ValueError, match="generator does not have order r"):
         Group(**{**kwargs1, "generator": _whole_curve_point(G1)})   # on the curve, outside G1
+
+
+@pytest.mark.parametrize("name", PAIRING_GROUPS)
+def test_doublings_against_py_ecc(name):
+    """A fixed base's ladder 2^i·P (Jacobian doublings, one inversion for all) against py_ecc's
+    doublings; the identity's ladder, and a length of zero."""
+    G = group(name)
+    m = pyecc.module(G, optimized=True)
+    P = ec.mul(G, G.generator, RNG.randrange(1, G.r))
+    want, Q = [], pyecc.to_py_ecc(G, P, True)
+    for _ in range(40):
+        want.append(pyecc.from_py_ecc(G, Q))
+        Q = m.double(Q)
+    assert doublings(G, P, 40) == want
+    assert doublings(G, None, 3) == [None] * 3 and doublings(G, P, 0) == []

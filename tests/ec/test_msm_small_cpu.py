@@ -146,3 +146,20 @@ def test_unit_scalars_bad_inputs():
         ms.msm(GS, table, n + 1, cols + table.shape[0], ones)
     with pytest.raises(ValueError, match="int32 point-major"):
         ms.msm(GS, table.astype(np.int64), n + 1, cols, ones)
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
+def test_unit_sum(name):
+    """`unit_sum`: Σ ±Q over chosen columns, a column twice (P + P in a lane), a base and its
+    negation, the identity, no columns at all; signs other than ±1 are refused."""
+    G = zt.group(name).params
+    pts = list(oracle_points(name, 11)) + [None]
+    GS = zt.group(name)
+    table = _table(GS, pts)
+    n = len(pts)
+    cols = [0, 3, 3, 5, 11, 7, 2, 9, 1, 0, 6]
+    signs = [1, 1, 1, -1, 1, 1, -1, 1, 1, -1, 1]
+    assert ms.unit_sum(GS, table, n + 1, cols, signs) == O.msm(G, [pts[c] for c in cols], signs)
+    assert ms.unit_sum(GS, table, n + 1, [], []) is None
+    with pytest.raises(ValueError, match="±1"):
+        ms.unit_sum(GS, table, n + 1, [0, 1], [1, 2])

@@ -77,6 +77,26 @@ def test_blinding_is_snarkjs_formula(curve):
         assert pi_c == lin1([(1, C), (1, H), (s, pi_a), (r, b1), (-r * s, delta_1)])
 
 
+@pytest.mark.parametrize("curve", CURVES)
+def test_fixed_terms_from_the_ladders(curve):
+    """The fixed points' ladders (`with_ladders`, a resident prover's) give `fixed_jobs`'
+    three terms: r·delta_1, s·alpha_1 + r·beta_1 + r·s·delta_1 and s·delta_2, against
+    py_ecc, for drawn r, s and the edges 1 and r − 1."""
+    G1, G2 = group(f"{curve}.g1"), group(f"{curve}.g2")
+    p1, lin1 = _oracle(G1)
+    p2, lin2 = _oracle(G2)
+    rng = random.Random("ladders" + curve)
+    alpha_1, beta_1, delta_1 = (p1(rng.randrange(1, G1.r)) for _ in range(3))
+    beta_2, delta_2 = (p2(rng.randrange(1, G1.r)) for _ in range(2))
+    plain = Blinding(G1, G2, alpha_1, beta_1, delta_1, beta_2, delta_2)
+    laddered = Blinding(G1, G2, alpha_1, beta_1, delta_1, beta_2, delta_2).with_ladders()
+    assert plain.ladders is None and laddered.ladders is not None
+    for r, s in (draw(G1.r), (1, G1.r - 1), (G1.r - 1, 1)):
+        want = [lin1([(r, delta_1)]), lin1([(s, alpha_1), (r, beta_1), (r * s, delta_1)]), lin2([(s, delta_2)])]
+        assert laddered.fixed_terms(r, s) == want
+        assert plain.fixed_terms(r, s) == want
+
+
 def test_draw_is_never_zero(monkeypatch):
     """r, s in [1, order): the lowest draw of the CSPRNG gives 1, not an unblinded 0."""
     from zktensor.groth16 import blinding

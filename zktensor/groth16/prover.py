@@ -213,6 +213,7 @@ class Prover(ResidentKey):
         if self._helper is not None:
             return self._helper if self._helper.alive else None
         from .helper import Helper
+        _ = self._host_blinding     # made before the fork: the child has it too
         L = self.F.limbs
         groups = {u: self._group(u) for u in WITNESS_UNITS} | {"H": self.G1}
         self._helper = Helper(self._helper_work, {"w": (L, self.n_vars), "p": (L, self.domain_size)}, groups)
@@ -481,7 +482,7 @@ class Prover(ResidentKey):
         tensor fixed-base tables (a GPU, or a CPU without 8-lane vectors)."""
         if self.on_device() or not msm_small_cpu.available():
             return None
-        return Blinding.of_key(self.zkey, self.G1.params, self.G2.params)
+        return Blinding.of_key(self.zkey, self.G1.params, self.G2.params).with_ladders()   # resident: once
 
     def _blinding(self) -> dict:
         """r, s from the CSPRNG and the blinding terms that need no MSM result (`_blinding_terms`)."""
@@ -493,7 +494,7 @@ class Prover(ResidentKey):
         q = self.F.p
         hb = self._host_blinding
         if hb is not None:
-            r_delta_1, c_fixed, s_delta_2 = msm_small_cpu.msm_many(hb.fixed_jobs(r, s), threads=1)
+            r_delta_1, c_fixed, s_delta_2 = hb.fixed_terms(r, s)
         else:
             g1 = self.fixed_1.combine([[r, 0, 0], [r * s % q, s, r]])
             r_delta_1, c_fixed = g1.to_affine()

@@ -491,6 +491,20 @@ class _Units:
         counters.launch(2)
 
 
+def unit_sum(GS, table: np.ndarray, neg_off: int, cols, signs):
+    """Σ signs_i·Q_(cols[i]) for signs ±1, as an affine Python-int point (None: the
+    identity): one `_Units` call, eight bases a trip, and its lanes added on the host.
+    For sums of a few hundred table points, such as a fixed base's multiple from its
+    ladder of doublings (`groth16.blinding`). table, neg_off: as `lane_sums`'."""
+    G = _record(GS)
+    cols, signs = np.asarray(cols, dtype=np.int64).reshape(-1), np.asarray(signs, dtype=np.int32).reshape(-1)
+    if cols.shape != signs.shape or not np.all(np.abs(signs) == 1):
+        raise ValueError(f"unit_sum: a sign of ±1 for each of the {cols.size} columns")
+    units = _Units(G, table, neg_off, cols, signs)
+    units.run()
+    return combine(G, None, 0, units.words)
+
+
 def unit_signs(words: np.ndarray, r: int) -> np.ndarray:
     """Per scalar (rows of standard-form words, r the group's order): 1 where it is 1, -1
     where it is r − 1, 0 elsewhere: the entries `_Units` can take."""
