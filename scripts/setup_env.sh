@@ -14,8 +14,8 @@ if [ ! -f "$stamp" ] || [ setup.py -nt "$stamp" ]; then
   # what the install leaves on disk.
   pip_install() { .venv/bin/python -m pip install --quiet --no-cache-dir "$@"; }
   # editable_mode=compat puts the checkout on sys.path by a plain .pth line, as a regular install
-  # does for site-packages; the default mode's import finder added ~10 ms to every Python start-up
-  # here (`zktensor prove`'s thin client included). The checkout's other top-level folders
+  # does for site-packages; the default mode's import finder is imported by every Python start-up
+  # (`zktensor prove`'s thin client included). The checkout's other top-level folders
   # (bench, tests) become importable in the venv too, as they are from the checkout's root.
   # setuptools calls compat transitional: where it is refused, the default mode.
   editable() {

@@ -359,7 +359,7 @@ register("warmup", "compile the kernels a Groth16 proof needs (once per machine)
 class _Formatter(argparse.HelpFormatter):
     """argparse's help formatter, its width from `os.get_terminal_size`: argparse makes one
     for every argument added (to check its metavar), and the first imported shutil (with
-    bz2, lzma, fnmatch) for the width: ~5 ms of every start-up, the thin client's too."""
+    bz2, lzma, fnmatch) for the width, in every start-up, the thin client's too."""
 
     def __init__(self, prog, **kw):
         kw.setdefault("width", _columns() - 2)

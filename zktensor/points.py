@@ -37,9 +37,9 @@ from .kernels.field_programs import from_mont
 from .runtime import compile_shards
 from .tensor import FieldTensor, field as field_space, _flatten, _unflatten
 
-HOST_AFFINE_UPTO = 16  # CPU points from which `to_affine` converts with kernels (a batch inversion's
-                       # launches), not on Python ints (one inversion a point): a proof's few final
-                       # points were ~0.5 ms of launches a call, ~0.1 ms on the host
+HOST_AFFINE_UPTO = 16  # CPU points up to which `to_affine` converts on Python ints (one inversion a
+                       # point), not with the kernels' batch inversion, whose launches cost more than
+                       # a proof's few final points (timings: the commit that made this so)
 
 
 class GroupSpace:

@@ -382,7 +382,7 @@ def test_build_rejects_wrong_twist_order_or_generator():
 
 @pytest.mark.parametrize("name", PAIRING_GROUPS)
 def test_doublings_against_py_ecc(name):
-    """A fixed base's ladder 2^i·P (Jacobian doublings, one inversion for all) against py_ecc's
+    """A fixed base's ladder 2^i·P against py_ecc's
     doublings; the identity's ladder, and a length of zero."""
     G = group(name)
     m = pyecc.module(G, optimized=True)

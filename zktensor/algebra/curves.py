@@ -313,35 +313,11 @@ def lincomb(G: Group, base, terms):
 
 
 def doublings(G: Group, P, n: int) -> list:
-    """[P, 2P, 4P, ..., 2^(n-1)·P] as affine points (None: the identity): Jacobian doublings
-    and one inversion for them all (Montgomery's trick), where affine doublings invert at
-    every step. A fixed base's ladder, whose sums with signs ±1 are its multiples
-    (`groth16.blinding`)."""
-    if n <= 0:
-        return []
-    if P is None:
-        return [None] * n
-    F = G.F
-    jac = [(P[0], P[1], F.one)]
-    for _ in range(n - 1):
-        jac.append(_jac_double(G, jac[-1]))          # None once 2^i·P is the identity
-    zs = [A[2] for A in jac if A is not None]
-    prefix, acc = [], F.one
-    for z in zs:
-        prefix.append(acc)
-        acc = F.mul(acc, z)
-    inv, inverses = F.inv(acc), [None] * len(zs)
-    for i in reversed(range(len(zs))):
-        inverses[i] = F.mul(inv, prefix[i])
-        inv = F.mul(inv, zs[i])
-    out, it = [], iter(inverses)
-    for A in jac:
-        if A is None:
-            out.append(None)
-            continue
-        zi = next(it)
-        zi2 = F.mul(zi, zi)
-        out.append((F.mul(A[0], zi2), F.mul(A[1], F.mul(zi2, zi))))
+    """[P, 2P, 4P, ..., 2^(n-1)·P] as affine points (None: the identity): a fixed base's
+    ladder, whose sums with signs ±1 are its multiples (`groth16.blinding`; made once a key)."""
+    out = [P] if n > 0 else []
+    while len(out) < n:
+        out.append(_add(G, out[-1], out[-1]))
     return out
 
 

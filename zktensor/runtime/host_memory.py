@@ -30,7 +30,7 @@ before the first import of either (a finder on `sys.meta_path` that finds
 nothing). Everything that allocates at scale (the kernels, the tensors, the
 graph's worker threads, OpenBLAS's and torch's thread pools) comes after one
 of those imports, and a process that never makes one, the service's thin
-client, does not load ctypes at all (8 ms of its start-up).
+client, does not load ctypes at all.
 """
 from __future__ import annotations
 
