@@ -24,15 +24,24 @@ run)``, where ``configure(parser)`` adds the arguments and ``run(args)`` returns
 exit status. Another module adds one with ``register(...)`` (``autotune``,
 ``zkml``); modules named in ``LAZY`` are imported only when their command is
 used, so ``zktensor verify`` does not load the compiler.
+
+``prove``'s arguments are data (``PROVE_ARGS``): argparse is built from them, and
+``quick_args`` reads a plain command line (exact long options, four positionals) with
+them, without importing argparse (with re, gettext and locale, a good part of the thin
+client's start-up); anything else (help, an abbreviation, a mistake) goes to argparse,
+which parses it or says what is wrong.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 import time
 from collections.abc import Callable
+
+TYPE_CHECKING = False           # typing's flag without importing typing (the thin client's start-up)
+if TYPE_CHECKING:
+    import argparse
 
 
 class Command:
@@ -76,42 +85,125 @@ def _err(msg: str) -> None:
 # -- prove ------------------------------------------------------------------------------------
 
 
+SUPPRESS = "==SUPPRESS=="      # argparse.SUPPRESS's value: an argument left out of the help
+
+PROVE_ARGS: list[tuple[str, dict]] = [
+    ("zkey", dict(help="proving key (snarkjs .zkey)")),
+    ("witness", dict(help="witness (circom .wtns)")),
+    ("proof", dict(help="where to write proof.json")),
+    ("public", dict(help="where to write public.json")),
+    ("--r1cs", dict(help="the circuit's .r1cs: checked against the key, then the witness against "
+                         "every constraint, naming the first failing one")),
+    ("--verify", dict(action="store_true", help=SUPPRESS)),     # the default now
+    ("--no-verify", dict(action="store_true",
+                         help="do not verify the proof before writing it (default: every proof is verified, "
+                              "and one that does not verify is not written)")),
+    ("--no-check", dict(action="store_true", help="no witness check and no verification (as snarkjs and "
+                                                  "rapidsnark)")),
+    ("--profile", dict(action="store_true", help="print time and peak memory per graph node")),
+    ("--trace", dict(metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile; "
+                                          "through the service too, written with the proof)")),
+    ("--device", dict(help="cpu or cuda (default: cuda when present). Proves in this process: "
+                           "a running service keeps the device it started with (a note says so)")),
+    ("--workers", dict(type=int, help="scheduler threads (1: one node at a time, no helper process); "
+                                      "the service honours it too")),
+    ("--no-helper", dict(action="store_true",
+                         help="prove in this process, not through a running service (a note says so), every "
+                              "MSM in it (a proof in this process runs no MSM helper process anyway: for one "
+                              "proof the fork costs more than it saves; the service runs one beside its "
+                              "resident keys)")),
+    ("--engine", dict(choices=("auto", "numpy", "tensor"), default="auto",
+                      help="in this process: `numpy` proves without importing torch, over the key's tables "
+                           "in the table cache (made by its first proof; CPUs with AVX-512, domains up to "
+                           "2^18); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
+                           "else tensor, and tensor for --profile, --trace, --device cuda and --workers")),
+    # "group": one mutually exclusive group
+    ("--serve", dict(action="store_true", group="serve",
+                     help="prove through the prover service (`zktensor serve`), starting it if it is not "
+                          "running (default: through it when it runs, else in this process); not with "
+                          "--device or --no-helper")),
+    ("--no-serve", dict(action="store_true", group="serve", help="prove in this process even when a service runs")),
+]
+"""``prove``'s arguments: (name, argparse's add_argument keywords, and "group")."""
+
+
+def add_table(p: argparse.ArgumentParser, table: list[tuple[str, dict]]) -> None:
+    """The arguments of ``table`` added to ``p`` (entries with the same "group" in one
+    mutually exclusive group)."""
+    import argparse
+    groups = {}
+    for name, kw in table:
+        kw = dict(kw)
+        group = kw.pop("group", None)
+        if kw.get("help") == SUPPRESS:
+            kw["help"] = argparse.SUPPRESS          # argparse tests it by identity
+        if group is not None and group not in groups:
+            groups[group] = p.add_mutually_exclusive_group()
+        (p if group is None else groups[group]).add_argument(name, **kw)
+
+
+class Args:
+    """A parsed command line's values as attributes (argparse.Namespace's role, without argparse)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+    def __repr__(self):
+        return f"Args({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
+
+
+def _dest(name: str) -> str:
+    return name.lstrip("-").replace("-", "_")
+
+
+def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> Args | None:
+    """``argv`` parsed by ``table`` with argparse's meaning, for a plain command line only:
+    each option spelled out (``--opt value``, ``--opt=value``, a flag), a value not starting
+    with "-" unless after "=", every positional given and none starting with "-", at most one
+    option of a group. None for anything else (``-h``, an abbreviation, ``--``, a bad value,
+    a missing or extra argument), which argparse is to parse (``main``)."""
+    options = {name: kw for name, kw in table if name.startswith("-")}
+    names = [name for name, _ in table if not name.startswith("-")]
+    values = {"command": command}
+    for name, kw in options.items():
+        values[_dest(name)] = kw.get("default", False if kw.get("action") == "store_true" else None)
+    positionals, groups = [], {}
+    tokens = iter(argv)
+    for tok in tokens:
+        if not tok.startswith("-"):
+            positionals.append(tok)
+            continue
+        name, eq, value = tok.partition("=")
+        kw = options.get(name)
+        if kw is None:
+            return None
+        if kw.get("action") == "store_true":
+            if eq:
+                return None
+            value = True
+        else:
+            if not eq:
+                value = next(tokens, None)
+                if value is None or value.startswith("-"):
+                    return None
+            if "type" in kw:
+                try:
+                    value = kw["type"](value)
+                except ValueError:
+                    return None
+            if "choices" in kw and value not in kw["choices"]:
+                return None
+        if "group" in kw and groups.setdefault(kw["group"], name) != name:
+            return None
+        values[_dest(name)] = value
+    if len(positionals) != len(names):
+        return None
+    values.update(zip(names, positionals))
+    return Args(**values)
+
+
 def _prove_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("zkey", help="proving key (snarkjs .zkey)")
-    p.add_argument("witness", help="witness (circom .wtns)")
-    p.add_argument("proof", help="where to write proof.json")
-    p.add_argument("public", help="where to write public.json")
-    p.add_argument("--r1cs", help="the circuit's .r1cs: checked against the key, then the witness against "
-                                  "every constraint, naming the first failing one")
-    p.add_argument("--verify", action="store_true", help=argparse.SUPPRESS)   # the default now
-    p.add_argument("--no-verify", action="store_true",
-                   help="do not verify the proof before writing it (default: every proof is verified, "
-                        "and one that does not verify is not written)")
-    p.add_argument("--no-check", action="store_true",
-                   help="no witness check and no verification (as snarkjs and rapidsnark)")
-    p.add_argument("--profile", action="store_true", help="print time and peak memory per graph node")
-    p.add_argument("--trace", metavar="FILE", help="write a Chrome trace of the prover graph (implies --profile; "
-                                                   "through the service too, written with the proof)")
-    p.add_argument("--device", help="cpu or cuda (default: cuda when present). Proves in this process: "
-                                    "a running service keeps the device it started with (a note says so)")
-    p.add_argument("--workers", type=int, help="scheduler threads (1: one node at a time, no helper process); "
-                                               "the service honours it too")
-    p.add_argument("--no-helper", action="store_true",
-                   help="prove in this process, not through a running service (a note says so), every MSM "
-                        "in it (a proof in this process runs no MSM helper process anyway: for one proof the "
-                        "fork costs more than it saves; the service runs one beside its resident keys)")
-    p.add_argument("--engine", choices=("auto", "numpy", "tensor"), default="auto",
-                   help="in this process: `numpy` proves without importing torch, over the key's tables "
-                        "in the table cache (made by its first proof; CPUs with AVX-512, domains up to "
-                        "2^18); `tensor` with the tensor prover; `auto` (default): numpy where it can, "
-                        "else tensor, and tensor for --profile, --trace, --device cuda and --workers")
-    s = p.add_mutually_exclusive_group()
-    s.add_argument("--serve", action="store_true",
-                   help="prove through the prover service (`zktensor serve`), starting it if it is not "
-                        "running (default: through it when it runs, else in this process); not with "
-                        "--device or --no-helper")
-    s.add_argument("--no-serve", action="store_true",
-                   help="prove in this process even when a service runs")
+    add_table(p, PROVE_ARGS)
 
 
 def _prove(a: argparse.Namespace) -> int:
@@ -356,14 +448,17 @@ register("warmup", "compile the kernels a Groth16 proof needs (once per machine)
 # -- main -------------------------------------------------------------------------------------
 
 
-class _Formatter(argparse.HelpFormatter):
+def _formatter():
     """argparse's help formatter, its width from `os.get_terminal_size`: argparse makes one
     for every argument added (to check its metavar), and the first imported shutil (with
-    bz2, lzma, fnmatch) for the width, in every start-up, the thin client's too."""
+    bz2, lzma, fnmatch) for the width, in every start-up."""
+    import argparse
 
-    def __init__(self, prog, **kw):
-        kw.setdefault("width", _columns() - 2)
-        super().__init__(prog, **kw)
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog, **kw):
+            kw.setdefault("width", _columns() - 2)
+            super().__init__(prog, **kw)
+    return Formatter
 
 
 def _columns() -> int:
@@ -382,14 +477,16 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, that subcommand alone (its arguments need not
     be parsed beside the others' (`warmup`'s pull in the compiler's cache module, and the
     thin client must not), and each subparser costs start-up time)."""
+    import argparse
+    formatter = _formatter()
     p = argparse.ArgumentParser(prog="zktensor", description="zktensor: Groth16 over circom/snarkjs files, "
-                                "on tensors", formatter_class=_Formatter)
+                                "on tensors", formatter_class=formatter)
     # prog given: argparse would build a help formatter to work it out
     sub = p.add_subparsers(dest="command", metavar="command", prog="zktensor")
     names = [only] if only else list(COMMANDS) + [n for n in LAZY if n not in COMMANDS]
     for name in names:
         cmd = COMMANDS.get(name)
-        sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1], formatter_class=_Formatter)
+        sp = sub.add_parser(name, help=cmd.help if cmd else LAZY[name][1], formatter_class=formatter)
         if cmd:
             cmd.configure(sp)
         else:
@@ -405,8 +502,10 @@ def main(argv=None) -> int:
         except ImportError as e:
             _err(f"the {argv[0]} command is not available ({e})")
             return 2
-    p = parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
-    a = p.parse_args(argv)
+    a = quick_args(PROVE_ARGS, argv[1:], "prove") if argv[:1] == ["prove"] else None
+    if a is None:
+        p = parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
+        a = p.parse_args(argv)
     if not a.command:
         p.print_help()
         return 2

@@ -74,6 +74,29 @@ def test_pair_written_together(tmp_path):
     assert _listing(tmp_path) == ["proof.json", "public.json"]
 
 
+@pytest.mark.parametrize("sync", [True, False])
+def test_sync_is_what_fsyncs(tmp_path, monkeypatch, sync):
+    """sync=True fsyncs each new file and the directory; sync=False (the proof pair's) none,
+    the set replaced all the same."""
+    import stat
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", fsync)
+    a, b = tmp_path / "proof.json", tmp_path / "public.json"
+    a.write_text("old a")
+    write_outputs([(a, "new a"), (b, "new b")], sync=sync)
+    assert a.read_text() == "new a" and b.read_text() == "new b"
+    assert _listing(tmp_path) == ["proof.json", "public.json"]
+    assert synced == (["file", "file", "dir"] if sync else [])
+    synced.clear()
+    write_proof_pair(a, b, {"pi_a": []}, [3])
+    assert synced == [] and b.read_text() == '[\n "3"\n]'
+
+
 @pytest.mark.parametrize("old", [True, False])
 def test_failed_second_rename_puts_the_first_back(tmp_path, monkeypatch, old):
     a, b = tmp_path / "proof.json", tmp_path / "public.json"

@@ -130,3 +130,60 @@ def test_demo_checks_out_and_trace_before_the_key_loads(tmp_path):
     r = subprocess.run([sys.executable, "-c", code, "demo", "--out", str(tmp_path / "file")], capture_output=True,
                        text=True, timeout=120, cwd=ROOT, env=env)
     assert r.returncode == 2 and "TORCH False" in r.stdout, r.stdout + r.stderr
+
+
+def _argparse_prove(argv):
+    """argparse's reading of `zktensor prove argv`: a dict, or None where it refuses it."""
+    from zktensor.cli import parser
+    try:
+        return vars(parser(only="prove").parse_args(["prove", *argv]))
+    except SystemExit:
+        return None
+
+
+def test_quick_args_read_prove_as_argparse_does(capsys):
+    """`quick_args` (prove's command line without importing argparse) gives argparse's values
+    wherever it answers, and answers the plain lines; anything else it leaves to argparse."""
+    import random
+    from zktensor.cli import PROVE_ARGS, quick_args
+    files = ["k.zkey", "w.wtns", "p.json", "q.json"]
+    plain = [files, [*files, "--r1cs", "c.r1cs", "--no-check"], ["--profile", *files[:2], "--trace=t.json", *files[2:]],
+             [*files, "--workers", "3", "--engine", "numpy", "--no-serve", "--device", "cpu"],
+             [*files, "--serve", "--serve", "--trace=-odd.json", "--workers", "03", "--no-verify", "--verify"],
+             ["", "w", "p", "q", "--r1cs="], [*files, "--no-helper", "--engine=tensor"]]
+    left = [[], files[:3], [*files, "extra"], [*files, "-h"], [*files, "--help"], [*files, "--no-ser"],
+            [*files, "--serve", "--no-serve"], [*files, "--workers", "x"], [*files, "--workers", "-1"],
+            [*files, "--engine", "gpu"], [*files, "--trace"], [*files, "--trace", "-t"], [*files, "--profile=1"],
+            ["--", *files], ["-", *files[1:]], [*files, "--unknown"], [*files, "-x"]]
+    for argv in plain:
+        quick = quick_args(PROVE_ARGS, argv, "prove")
+        assert quick is not None, argv
+        assert vars(quick) == _argparse_prove(argv), argv
+    for argv in left:
+        assert quick_args(PROVE_ARGS, argv, "prove") is None, argv
+    # random lines from the table's own tokens: equal wherever both answer
+    tokens = files + ["--r1cs", "c.r1cs", "--no-verify", "--no-check", "--profile", "--trace", "t.json", "--workers",
+                      "2", "--engine", "numpy", "--serve", "--no-serve", "--device", "cuda", "--no-helper", "-h"]
+    rng, answered = random.Random(7), 0
+    for _ in range(300):
+        argv = rng.sample(tokens, rng.randint(0, 9))
+        quick = quick_args(PROVE_ARGS, argv, "prove")
+        if quick is not None:
+            answered += 1
+            assert vars(quick) == _argparse_prove(argv), argv
+    assert answered > 0
+    capsys.readouterr()
+
+
+def test_a_plain_prove_line_does_not_import_argparse(tmp_path):
+    code = ("import sys; from zktensor import cli; rc = cli.main(sys.argv[1:]); "
+            "print('ARGPARSE', 'argparse' in sys.modules); sys.exit(rc)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    missing = [str(tmp_path / n) for n in ("k.zkey", "w.wtns")]
+    r = subprocess.run([sys.executable, "-c", code, "prove", *missing, str(tmp_path / "p.json"),
+                        str(tmp_path / "q.json"), "--no-serve"], capture_output=True, text=True, env=env, cwd=ROOT,
+                       timeout=300)
+    assert "ARGPARSE False" in r.stdout and r.returncode == 1 and "k.zkey" in r.stderr, (r.stdout, r.stderr)
+    r = subprocess.run([sys.executable, "-c", code, "prove", "--no-ser"], capture_output=True, text=True, env=env,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and "required" in r.stderr          # argparse's own message

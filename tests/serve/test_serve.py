@@ -52,9 +52,10 @@ def test_prove_through_service(service, tmp_path):
 
 
 def test_client_imports_neither_torch_nor_numpy(service, tmp_path):
-    # nor ctypes: the malloc setting waits for numpy's or torch's import (`runtime.host_memory`)
+    # nor ctypes: the malloc setting waits for numpy's or torch's import (`runtime.host_memory`);
+    # nor argparse: a plain command line is read from the argument table (`cli.quick_args`)
     code = ("import sys; from zktensor.cli import main; rc = main(sys.argv[1:]); "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy', 'ctypes')); "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy', 'ctypes', 'argparse')); "
             "print('HEAVY', bad); sys.exit(rc)")
     res = subprocess.run([sys.executable, "-c", code, *map(str, demo_args(tmp_path))], env=service.env,
                          cwd=REPO, capture_output=True, text=True, timeout=300)

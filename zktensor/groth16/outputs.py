@@ -13,14 +13,23 @@ or a hard link of it). Writability is tried, not inferred from permission bits
 temporary file is made in the directory and removed.
 
 ``write_outputs`` replaces several files so that they change together: every new
-file is first written in full to a temporary file beside its destination (flushed
-and fsynced), then the temporaries are renamed over the destinations one after the
-other. If a rename fails, the files already renamed get their old contents back
+file is first written in full to a temporary file beside its destination (flushed,
+and fsynced unless ``sync=False``), then the temporaries are renamed over the
+destinations one after the other. If a rename fails, the files already renamed get their old contents back
 (kept as hard links, or copies where the filesystem has none), so a failure at any
 point leaves all the earlier files as they were. SIGINT, SIGTERM and SIGHUP are
 held back during the renames, so that Ctrl-C or a ``kill`` leaves either the old
 set or the new one; only SIGKILL or a power cut between two renames can leave a
 mix, the window being a few system calls wide.
+
+``sync=False`` (proof and public files: `write_proof_pair`, the service's client)
+skips the fsyncs. The set stays atomic for every reader and against any process
+being killed, which is what the renames give; what it gives up is durability across
+a power cut in the seconds before the kernel writes the pages back, after which a
+new file could be empty. A proof is remade from the same inputs in milliseconds,
+rapidsnark and snarkjs do not sync either, and through the service the fsyncs
+were a large share of a small proof's time (the commit that made this so). A .zkey from `setup` (its toxic waste is
+gone: it cannot be made again) keeps them.
 
 The temporary files and the second names of the old contents are hidden and say
 whose they are, ``.<name>.zktensor-<pid>-<...>.tmp`` / ``.old``; a writer killed
@@ -190,7 +199,7 @@ def _chunks(data) -> list:
     return [data]
 
 
-def _write_temp(name: str, data) -> str:
+def _write_temp(name: str, data, sync: bool) -> str:
     """The new content of ``name`` in a temporary file beside its target; its path."""
     target = _resolved(name)
     directory = os.path.dirname(target)
@@ -202,8 +211,9 @@ def _write_temp(name: str, data) -> str:
         with os.fdopen(fd, "wb") as f:
             for chunk in _chunks(data):
                 f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
         try:
             mode_bits = os.stat(target).st_mode & 0o777
         except FileNotFoundError:
@@ -233,17 +243,17 @@ def _backup(target: str) -> str | None:
     return backup
 
 
-def write_outputs(items: Sequence) -> None:
+def write_outputs(items: Sequence, sync: bool = True) -> None:
     """Replace the files of ``items`` ((path, data) pairs; data: str, bytes, or a list of
-    bytes-like chunks) as one set: all of them or none (module doc). Raises OutputError
-    naming the user's path."""
+    bytes-like chunks) as one set: all of them or none (module doc); ``sync``: fsync the
+    files and their directories. Raises OutputError naming the user's path."""
     items = [(check_output(p), data) for p, data in items]
     for name, _ in items:
         clean_stale(name)
     temps: list[str] = []
     try:
         for name, data in items:
-            temps.append(_write_temp(name, data))
+            temps.append(_write_temp(name, data, sync))
         targets = [_resolved(name) for name, _ in items]
         backups: list[str | None] = []
         try:
@@ -279,16 +289,18 @@ def write_outputs(items: Sequence) -> None:
             with contextlib.suppress(FileNotFoundError, OSError):
                 if os.path.lexists(tmp):
                     os.unlink(tmp)
-    for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
-        fsync_dir(d)
+    if sync:
+        for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
+            fsync_dir(d)
 
 
 def write_proof_pair(proof_path, public_path, proof, public) -> None:
-    """proof.json and public.json in snarkjs's layout, replaced together.
-    ``proof``: a ``Proof`` or proof.json's dict; ``public``: ints or decimal strings."""
+    """proof.json and public.json in snarkjs's layout, replaced together, not synced
+    (module doc). ``proof``: a ``Proof`` or proof.json's dict; ``public``: ints or decimal
+    strings."""
     from .formats.json_io import Proof, dumps, proof_to_json, public_to_json
     proof_doc = proof_to_json(proof) if isinstance(proof, Proof) else proof
-    write_outputs([(proof_path, dumps(proof_doc)), (public_path, dumps(public_to_json(public)))])
+    write_outputs([(proof_path, dumps(proof_doc)), (public_path, dumps(public_to_json(public)))], sync=False)
 
 
 __all__ = ["OutputError", "check_output", "check_outputs", "clean_stale", "write_outputs", "write_proof_pair"]

@@ -174,7 +174,7 @@ def prove_via_service(a, start_if_needed: bool = False) -> int | None:
               "version? zktensor serve --stop, then prove again)", file=sys.stderr)
         return 1
     try:         # all of them or none
-        write_outputs(outputs)
+        write_outputs(outputs, sync=False)        # as write_proof_pair: the outputs module's doc
     except (OutputError, OSError) as e:
         print(f"zktensor: error: {e}", file=sys.stderr)
         return 1
