@@ -34,3 +34,27 @@ def test_cold_compile_is_announced_before_and_after(tmp_path):
 
 def test_notes_off(tmp_path):
     assert run(tmp_path / "cache", ZKTENSOR_COMPILE_NOTES="off").stderr == ""
+
+
+def test_a_keys_first_tables_are_announced(tmp_path):
+    """The first proof with a key prepares its MSM tables for the table cache: said before and
+    after; the next proof maps them and says nothing of it."""
+    from zktensor.groth16.demo import demo_files
+    f = demo_files()
+    env = dict(os.environ, ZKTENSOR_TABLE_CACHE_DIR=str(tmp_path / "tables"))
+    cmd = [sys.executable, "-m", "zktensor.cli", "prove", "--no-serve", str(f["zkey"]), str(f["wtns"]),
+           str(tmp_path / "proof.json"), str(tmp_path / "public.json")]
+
+    def prove(**extra):
+        p = subprocess.run(cmd, cwd=ROOT, env=dict(env, **extra), capture_output=True, text=True, timeout=600)
+        assert p.returncode == 0, p.stderr
+        return [s for s in p.stderr.splitlines() if "tables" in s]
+    first = prove()
+    assert len(first) == 2, first
+    assert first[0].startswith("zktensor: preparing the MSM tables of demo.zkey") and str(tmp_path) in first[0]
+    assert re.fullmatch(r"zktensor: prepared and stored the tables in [\d.]+ s", first[1])
+    assert prove() == []
+    (tmp_path / "proof.json").unlink()
+    import shutil
+    shutil.rmtree(tmp_path / "tables")
+    assert prove(ZKTENSOR_COMPILE_NOTES="off") == []

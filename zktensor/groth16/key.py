@@ -293,14 +293,26 @@ class ResidentKey:
                 self.tables_from = "mapped"
                 validate()
                 return
+        storing = digest is not None and on_host and not self.host
+        if storing:            # the one slow start of a key: said, as a cold compile is
+            from ..runtime.cache import first_use_note
+            first_use_note(f"preparing the MSM tables of {os.path.basename(path)} (once per key: stored in "
+                           f"{table_cache.cache_dir()}, where later proofs and `zktensor serve` map them)")
+        t_build = time.perf_counter()
         for name, secs, G in tables:
             self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
         validate()
-        if digest is not None and on_host and not self.host:     # once the fixed-base tables are made too
-            self._store = lambda: table_cache.store(
-                digest, specs, {**{n: b.prepared for n, b in self.bases.items()},
-                                "fixed_1": self._fixed_tables.get("fixed_1"),
-                                "fixed_2": self._fixed_tables.get("fixed_2")}, self.device, self.validated)
+        if storing:     # once the fixed-base tables are made too
+
+            def store():
+                where = table_cache.store(
+                    digest, specs, {**{n: b.prepared for n, b in self.bases.items()},
+                                    "fixed_1": self._fixed_tables.get("fixed_1"),
+                                    "fixed_2": self._fixed_tables.get("fixed_2")}, self.device, self.validated)
+                first_use_note(f"prepared and {'stored' if where is not None else 'could not store'} the "
+                               f"tables in {time.perf_counter() - t_build:.1f} s")
+                return where
+            self._store = store
 
     def _table_spec(self, name, secs, G) -> dict:
         """What a table depends on besides the key's bytes (the table cache's key)."""

@@ -163,6 +163,14 @@ def _notes_on() -> bool:
     return os.environ.get("ZKTENSOR_COMPILE_NOTES", "on") != "off"
 
 
+def first_use_note(message: str) -> None:
+    """One line on stderr for other once-per-machine work that would otherwise be silent
+    (a key's tables prepared for the table cache); ZKTENSOR_COMPILE_NOTES=off silences it
+    with the compile notes."""
+    if _notes_on():
+        print(f"zktensor: {message}", file=sys.stderr, flush=True)
+
+
 def _note_start(label: str) -> int:
     """A cold compile says so on stderr before it starts (a first proof on a fresh machine is
     otherwise silent for as long as its kernels take), and again when it ends;
