@@ -40,22 +40,59 @@ def _patched(src, tmp_path, section: int, offset: int, blob: bytes):
     return out
 
 
-def test_valid_keys_get_the_stamp():
+def _validate(z, path):
+    """validate_zkey on the tensors ("tensor") or over `numpy_tables`' rows without torch ("rows")."""
+    if path == "tensor":
+        return validate_zkey(z)
+    from zktensor.groth16.numpy_tables import SECTIONS, tables_of
+    return validate_zkey(z, rows={SECTIONS[name][0]: (t[1], t[3] + 1, t[2])
+                                  for name, t in tables_of(z).items() if t is not None})
+
+
+PATHS = ["tensor", "rows"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_valid_keys_get_the_stamp(path):
     for name in ("multiplier", "multi_public_bls"):
-        stamp = validate_zkey(read_zkey(_key(name)))
+        stamp = _validate(read_zkey(_key(name)), path)
         assert stamp == KEY_CHECK_STAMP and is_current(stamp) and not is_current("zkey-check-v0")
     assert combinations_for("bn254", "g1") == 0 and combinations_for("bn254", "g2") == 5
     assert combinations_for("bls12_381", "g1") == 41
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("curve, which, section, name", [("bn254", "g2", 7, "multiplier"),
-                                                         ("bls12_381", "g1", 5, "multi_public_bls")])
-def test_section_point_outside_the_subgroup(tmp_path, curve, which, section, name):
+                                                         ("bls12_381", "g1", 5, "multi_public_bls"),
+                                                         ("bls12_381", "g2", 7, "multi_public_bls")])
+def test_section_point_outside_the_subgroup(tmp_path, curve, which, section, name, path):
     cdc = codec(curve, which)
     bad = _patched(_key(name), tmp_path, section, cdc.size, cdc.encode(_outside(curve, which)))
     z = read_zkey(bad)                      # on the curve: the reader takes it
     with pytest.raises(FormatError, match=f"^{bad}: .*not in {curve}'s {which.upper()} subgroup"):
-        validate_zkey(z)
+        _validate(z, path)
+
+
+@pytest.mark.parametrize("curve, which, section, name", [("bn254", "g1", 9, "multiplier"),
+                                                         ("bn254", "g2", 7, "multiplier"),
+                                                         ("bls12_381", "g1", 6, "multi_public_bls"),
+                                                         ("bls12_381", "g2", 7, "multi_public_bls")])
+def test_section_point_off_the_curve_is_named_alike(tmp_path, curve, which, section, name):
+    """A point off its curve (coordinates reduced: the reader takes it) is refused by both
+    paths with the same message, naming the section and the point."""
+    cdc = codec(curve, which)
+    G = group(f"{curve}.{which}")
+    x = G.F.elem(5) if which == "g1" else G.F.elem(5, 7)
+    off = (x, x)
+    assert not is_on_curve(G, off)
+    bad = _patched(_key(name), tmp_path, section, 2 * cdc.size, cdc.encode(off))
+    z = read_zkey(bad)
+    msgs = []
+    for path in PATHS:
+        with pytest.raises(FormatError, match="point 2 is not on the curve") as e:
+            _validate(z, path)
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1] and msgs[0].startswith(f"{bad}: section {section} ")
 
 
 def test_header_point_identity_and_outside(tmp_path):

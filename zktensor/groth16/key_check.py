@@ -20,6 +20,11 @@ the curve) is asserted again here for keys built in Python. Added:
   (k = ceil(64 / log2 l_min): BN254 G2 (l_min = 10069): 5, BLS12-381 G2 (13): 18,
   BLS12-381 G1 (3): 41).
 
+Without torch (``rows=``, `numpy_tables`: the prover without torch, `numpy_prover`, makes
+a new key's tables itself), the same checks run over the tables' point-major rows: the
+curve equation by a compiled field program over numpy arrays (`field_programs.run_host`),
+the combinations by the lanes loop (`msm_small_cpu.msm_many`, 64-bit windows only).
+
 Where: on the device the key's tables live on (``device=``), so that a prover on a GPU
 needs no CPU-compiled kernel: the points are decoded there and, on the Triton target,
 the combinations are one device MSM over 64-bit scalars (`ops.msm.device.device_msm`
@@ -132,7 +137,7 @@ def _combinations(G, P, k: int):
     P's device: the device program on the Triton target (over 64-bit windows only), the MSM
     op elsewhere."""
     from ..ops.msm import device as msm_device
-    words = _random_words(G.Fr, k, P.shape[0])
+    words = _random_words(G.Fr.limbs, k, P.shape[0])
     if msm_device.on_device(P.device):
         import torch
         from ..ops.msm import MSMConfig
@@ -143,16 +148,73 @@ def _combinations(G, P, k: int):
     return msm(Fr.from_bytes(words.tobytes()).reshape(k, P.shape[0]), P)
 
 
+def _section_checks_rows(z: ZKey, key: str, which: str, table: np.ndarray, neg_off: int, first: int) -> None:
+    """`_section_checks` over the section as rows first.. of a point-major table (its
+    negations from neg_off, `host_words.affine_table`'s layout), without torch."""
+    from ..kernels import msm_small_cpu
+    sec = getattr(z, key)
+    n = len(sec)
+    if not n:
+        return
+    name, label = _name(z), getattr(sec, "name", key)
+    IG = int_group(f"{z.curve}.{which}")
+    pts = table[first:first + n]
+    off = np.flatnonzero(curve_residue(IG, pts).any(axis=0) & pts.any(axis=1))
+    if off.size:
+        raise FormatError(f"{name}: {label}: {IG.name}: point {int(off[0])} is not on the curve")
+    k = combinations_for(z.curve, which)
+    if not k:
+        return
+    cols = np.arange(first, first + n, dtype=np.int64)
+    words = _random_words(IG.fr.limbs32, k, n)
+    combos = msm_small_cpu.msm_many([(IG, table, neg_off, cols, words[j]) for j in range(k)], bits=SCALAR_BITS)
+    for point in combos:
+        if point is not None and not in_subgroup(IG, point):
+            raise FormatError(f"{name}: {label}: a point is not in {z.curve}'s {which.upper()} subgroup "
+                              "(a random combination of the section is not)")
+
+
+def curve_residue(G, pts: np.ndarray) -> np.ndarray:
+    """y² − (x³ + a·x + b) of affine points given as point-major rows (m, 2d·L) of Montgomery
+    words (x's d coordinates, then y's), as (d·L, m) int32 Montgomery limbs: zero exactly on
+    the curve (and for (0, 0), the identity's encoding). G: the group's record; a compiled
+    field program over Fq, the Fq2 arithmetic of G2 written out (u² = beta)."""
+    from ..kernels.field_programs import run_host
+    d, L = G.degree, G.fq.limbs32
+    comps = [np.ascontiguousarray(pts[:, j * L:(j + 1) * L].T) for j in range(2 * d)]
+    if d == 1:
+        a, b = G.a, G.b
+
+        def f(x, y):
+            rhs = x * x * x + b
+            return y * y - (rhs + a * x if a else rhs)
+    else:
+        from ..algebra.towers import tower
+        beta, (a0, a1), (b0, b1) = tower(G.tower).beta, G.a, G.b
+
+        def mul(u0, u1, v0, v1):
+            return u0 * v0 + beta * (u1 * v1), u0 * v1 + u1 * v0
+
+        def f(x0, x1, y0, y1):
+            xx = mul(x0, x1, x0, x1)
+            xxx = mul(*xx, x0, x1)
+            yy = mul(y0, y1, y0, y1)
+            ax = mul(a0, a1, x0, x1) if (a0, a1) != (0, 0) else (0, 0)
+            return yy[0] - (xxx[0] + ax[0] + b0), yy[1] - (xxx[1] + ax[1] + b1)
+    out = run_host(G.fq, f"curve_residue_{G.name}", 2 * d, f, comps)
+    return np.concatenate(out, axis=0)
+
+
 SCALAR_BITS = 64
 
 
-def _random_words(Fr, k: int, n: int) -> np.ndarray:
-    """(k, n, Lr) standard-form words of uniform 64-bit scalars: as good as full-size ones
+def _random_words(limbs: int, k: int, n: int) -> np.ndarray:
+    """(k, n, limbs) standard-form words of uniform 64-bit scalars: as good as full-size ones
     for the test (rho mod l is uniform enough for a small l, and a large l's component
     cancels with probability <= 2^-64), and the MSM's windows over 64 bits cost a fraction
     of 254."""
     rng = np.random.default_rng(secrets.randbits(128))
-    words = np.zeros((k, n, Fr.limbs), dtype="<u4")
+    words = np.zeros((k, n, limbs), dtype="<u4")
     rho = rng.integers(0, 1 << SCALAR_BITS, size=(k, n), dtype=np.uint64)
     words[..., 0], words[..., 1] = rho & 0xFFFFFFFF, rho >> np.uint64(32)
     return words
@@ -201,17 +263,23 @@ def remember(digest: str, stamp: str) -> None:
         pass
 
 
-def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False, device=None, chunk: int | None = None) -> str:
+def validate_zkey(zkey: ZKey, *, on_curve_checked: bool = False, device=None, chunk: int | None = None,
+                  rows: dict | None = None) -> str:
     """Raise FormatError, naming the .zkey, at the first problem (module doc); else return
     ``KEY_CHECK_STAMP``. on_curve_checked: the caller decoded every section with
     ``from_bytes(check=True)`` already (a prover preparing its tables), so only the
     subgroup tests of the sections remain. device: where the sections' points are decoded
     and combined (default: the CPU); chunk: at most this many points of a section at a
-    time there."""
+    time there. rows: {section: (point-major table, neg_off, first)} of every non-empty
+    section: the checks over those rows without torch (module doc; `numpy_tables`)."""
     z = zkey
     _header_checks(z)
     for key, which in (("A", "g1"), ("B1", "g1"), ("B2", "g2"), ("C", "g1"), ("H", "g1")):
-        _section_checks(z, key, which, on_curve_checked, device, chunk)
+        if rows is not None:
+            if len(getattr(z, key)):
+                _section_checks_rows(z, key, which, *rows[key])
+        else:
+            _section_checks(z, key, which, on_curve_checked, device, chunk)
     return KEY_CHECK_STAMP
 
 

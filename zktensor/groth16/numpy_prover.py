@@ -20,11 +20,11 @@ queue that the cores share, `msm_small_cpu.msm_many`):
 Every MSM is the lanes loop (`kernels.msm_small_cpu`) over the key's prepared tables
 *as the on-disk table cache holds them* (`table_cache.load_host`: mapped, the pages shared
 with every other process proving with the key): the tables' first checkpoint and its
-negations. So this path needs a cache entry that the tensor prover made, which also
-records that the key was validated (`key_check`): the first proof with a new key goes
-through `prover.Prover` (which builds, checks and stores the tables), later ones here.
-`load` raises Unavailable, and the caller proves with `Prover`, where that does not hold, where
-the lanes loop or the NTT kernels cannot run (no AVX-512), or for domains past
+negations. So this path needs a cache entry (the tensor prover's, or one of its own), which
+also records that the key was validated (`key_check`). A new key's entry is made here, without
+torch (`numpy_tables`: the rows from the file's bytes, the same validation). `load`
+raises Unavailable, and the caller proves with `Prover`, where the lanes loop or the NTT
+kernels cannot run (no AVX-512), the table cache is off, or for domains past
 `DOMAIN_UPTO` (not measured there: the tensor prover's bucket tree gains on the lanes loop
 as MSMs grow).
 
@@ -49,7 +49,7 @@ from ..kernels.cpu_gather import take_rows
 from ..kernels.field_programs import OPS, run_host
 from ..kernels.host_words import ints, limbs, mont_limbs
 from ..runtime.cpu_isa import cpu_options
-from . import table_cache
+from . import numpy_tables, table_cache
 from .formats.binfile import drop_pages
 from .blinding import Blinding, draw
 from .formats.consistency import check_r1cs_for_zkey, witness_words
@@ -88,7 +88,7 @@ class Table:
         def num(k):
             v = scalars[k]
             return int(v["int"]) if isinstance(v, dict) else int(v)
-        if scalars.get("__kind__") != "MSMBases" or "rows" not in arrays:
+        if scalars.get("__kind__") not in ("MSMBases", numpy_tables.KIND) or "rows" not in arrays:
             raise Unavailable(f"table {name}: no point-major rows")
         self.rows = arrays["rows"]
         self.n, J = num("n"), num("J")
@@ -136,8 +136,17 @@ class NumpyProver:
             raise Unavailable("the CPU has no 8-lane vectors")
         digest = table_cache.remembered_digest(path)
         got = table_cache.load_host(digest)
-        if got is None:
-            raise Unavailable("no cached tables for this key (the first proof makes them)")
+        if got is None:              # a new key: its rows and its validation, here (`numpy_tables`)
+            domain = read_zkey(path, check_points=False).domain_size
+            if domain > DOMAIN_UPTO:
+                raise Unavailable(f"a domain of {domain}: past what the lanes loop proves faster")
+            try:
+                numpy_tables.build(path, digest)
+            except OSError as e:         # a cache it cannot write (FormatError: the key's fault, raised)
+                raise Unavailable(f"its tables could not be stored ({e})") from None
+            got = table_cache.load_host(digest)
+            if got is None:
+                raise Unavailable("the table cache did not keep this key's tables")
         found, meta = got
         if not is_current(meta.get("validated", {}).get("zkey_check")):
             raise Unavailable("the key's validation is not recorded with its tables")

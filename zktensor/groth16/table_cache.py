@@ -28,6 +28,10 @@ place: a reader never sees half of one. Storing an entry removes the key's entri
 out by other code (reported) and keeps a few of its other specs (the CLI's plain tables
 and the service's weighted ones live side by side), the most recently loaded first.
 
+Host code without torch writes entries too (`store_arrays`): `numpy_tables` stores a new
+key's plain rows for the prover without torch, under specs of their own, which the
+tensor prover's lookups never match.
+
 ``ZKTENSOR_TABLE_CACHE=off`` turns the cache off; ``ZKTENSOR_TABLE_CACHE_DIR`` puts it elsewhere. The tables the cache holds were
 decoded and checked (on the curve) when they were built; `meta.json`'s ``validated``
 records that, with anything else a validation step adds, so a mapped key is not
@@ -55,8 +59,9 @@ LAYOUT_VERSION = 2
 CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
 _LAYOUT_SOURCES = ("ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
-                   "groth16/fixed_base.py", "groth16/table_cache.py")
+                   "groth16/fixed_base.py", "groth16/table_cache.py", "groth16/numpy_tables.py")
 _DTYPES = {"torch.int32": "<i4", "torch.bool": "|b1", "torch.int64": "<i8", "torch.uint8": "|u1"}
+_NP_DTYPES = {"int32": "<i4", "bool": "|b1", "int64": "<i8", "uint8": "|u1"}
 
 
 class CacheCorrupt(ValueError):
@@ -206,9 +211,7 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
     from ..runtime import compile_shards
     if compile_shards.active():         # a compile pass's tables are not the key's
         return None
-    key = entry_key(zkey_digest, specs, device)
-    root = cache_dir()
-    final = root / key
+    final = cache_dir() / entry_key(zkey_digest, specs, device)
     if (final / "meta.json").exists():
         return final
     try:
@@ -216,23 +219,38 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
     except ValueError as e:
         print(f"zktensor: table cache: not stored ({e})", file=sys.stderr)
         return None
+    arrays = {name: None if part is None else
+              (part[0], {attr: t.detach().cpu().numpy() for attr, t in part[1].items()})
+              for name, part in parts.items()}
+    return store_arrays(zkey_digest, specs, arrays, device, validated)
+
+
+def store_arrays(zkey_digest: str, specs: dict, tables: dict, device, validated: dict | None = None) -> Path:
+    """Write the entry for (zkey, specs) from tables as they are stored: {name: (scalar
+    attributes, {attr: numpy array}) or None} (`store`'s, or those of host code without
+    torch, `numpy_tables`); its path."""
+    key = entry_key(zkey_digest, specs, device)
+    root = cache_dir()
+    final = root / key
+    if (final / "meta.json").exists():
+        return final
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
     try:
         kind, target = _where(device)
         meta = {"zkey_sha256": zkey_digest, "layout": layout_fingerprint(), "specs": specs,
                 "device": kind, "target": target, "validated": validated or {}, "tables": {}}
-        for name, part in parts.items():
+        for name, part in tables.items():
             if part is None:
                 meta["tables"][name] = None
                 continue
-            scalars, tensors = part
+            scalars, arrays = part
             files = {}
-            for attr, t in tensors.items():
-                a = np.ascontiguousarray(t.detach().cpu().numpy())
+            for attr, a in arrays.items():
+                a = np.ascontiguousarray(a)
                 fname = f"{name}.{attr}.bin"
                 a.tofile(tmp / fname)
-                files[attr] = {"file": fname, "dtype": _DTYPES[str(t.dtype)], "shape": list(a.shape),
+                files[attr] = {"file": fname, "dtype": _NP_DTYPES[str(a.dtype)], "shape": list(a.shape),
                                "bytes": a.nbytes, "crc32": _crcs(a) if a.nbytes else []}
             meta["tables"][name] = {"scalars": scalars, "tensors": files}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))

@@ -525,9 +525,9 @@ class _Job:
     """One MSM of `msm_many`: its calls (`run(g)`, g < `calls`: the groups of eight windows,
     then the ±1 entries' `_Units` call when it has one) and its point (`point()`)."""
 
-    def __init__(self, GS, table, neg_off: int, cols, words, c: int | None):
+    def __init__(self, GS, table, neg_off: int, cols, words, c: int | None, bits: int | None = None):
         G = _record(GS)
-        bits = G.r.bit_length()
+        bits = bits or G.r.bit_length()
         w = np.asarray(words, dtype=np.uint32)
         w = w if w.ndim == 2 else w.reshape(len(cols), -1)
         cols = np.asarray(cols, dtype=np.int64)
@@ -578,7 +578,7 @@ def msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, words: np.ndarray
     return msm_many([(GS, table, neg_off, cols, words)], c)[0]
 
 
-def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) -> list:
+def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None, bits: int | None = None) -> list:
     """`msm` of several jobs (GS, table, neg_off, cols, words) at once: their groups of eight
     windows are one queue of calls that the threads take as they finish, in the jobs'
     order, so that no core idles at the end of an MSM of few groups (three groups on two
@@ -586,7 +586,9 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) 
     group is taken, and its arrays go when its last is done: about two jobs' at a time.
     done(k): called once job k's point is made (its table is no longer read by it).
     threads: how many threads take calls (default `launch_threads`); 1: only the caller's,
-    for jobs of a few points, which would otherwise wait for a pool busy elsewhere."""
+    for jobs of a few points, which would otherwise wait for a pool busy elsewhere. bits:
+    every scalar is below 2^bits (default: the group order's bits), so only the windows
+    of those bits are summed (`key_check`'s 64-bit combinations)."""
     from ..runtime.threads import launch_threads, pool
     out: list = [None] * len(jobs)
     sums: list = [None] * len(jobs)
@@ -600,7 +602,7 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None) 
             while at[0] < len(jobs):
                 k, g = at
                 if g == 0:
-                    sums[k] = _Job(*jobs[k], c)
+                    sums[k] = _Job(*jobs[k], c, bits)
                     groups[k] = left[k] = sums[k].calls
                 if g < groups[k]:
                     at[1] += 1
