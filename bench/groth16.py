@@ -37,7 +37,8 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   table cache, prove), with rapidsnark's arguments (``groth16_prove_cli``) and with
   ``--r1cs`` (``groth16_prove_cli_r1cs``: the witness checked), both without torch where
   `groth16.numpy_prover` can; the first, untimed run fills the table cache
-  (``first_run_s``);
+  (``first_run_s``); and with a key it has never seen (``groth16_prove_cli_new_key``: a
+  hard link of the key of its own and an empty table cache each run);
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client), with
   rapidsnark's arguments (``groth16_prove_service``) and with ``--r1cs``
   (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key;
@@ -393,6 +394,37 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         log(f"{tag}: {system} {op} median {tm.median_s:.3f} s, peak {mib(peak)} MiB ({tm.extra})")
         return tm
 
+    def new_key_row(plain, n, env):
+        """`zktensor prove --no-serve` with a key it has never seen: each run names the .zkey by
+        a hard link of its own (a new identity: its sha256 is computed again) and has an
+        empty table cache (its tables made and the key validated), so what a user's first
+        proof with a new key costs (the compiled kernels are warm: those are per machine)."""
+        scratch = Path(tempfile.mkdtemp(prefix="new_key.", dir=out_dir))
+        runs = iter(range(1 << 20))
+
+        def one():
+            i = next(runs)
+            link = scratch / f"k{i}.zkey"
+            os.link(f["zkey"], link)
+            cmd = [str(link) if a == str(f["zkey"]) else a for a in plain]
+            return run_process(cmd, env=dict(env, ZKTENSOR_TABLE_CACHE_DIR=str(scratch / f"tables{i}")))
+        try:
+            load = wait_quiet(quiet_s)
+            peaks = []
+            tm = time_runs(lambda: peaks.append(one()), runs=n, warmup=0)
+            verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        rows.append(row(row_from_timing("zktensor", "groth16_prove_cli_new_key", "bn254", 1 << k, threads, tm,
+                                        target=target, unit="proofs/s", unit_value=1 / tm.median_s,
+                                        extra=f"zktensor prove --no-serve, a key not seen before: process wall "
+                                              f"(start-up, imports, the key's sha256, its tables made and the "
+                                              f"key validated, prove); {n_c} constraints ({circuit}); others' "
+                                              f"load {load:.2f} cores before"),
+                        peak_mib=mib(max(peaks)), times_s=tm.all_s, **common))
+        log(f"{tag}: zktensor groth16_prove_cli_new_key median {tm.median_s:.3f} s, peak {mib(max(peaks))} MiB "
+            f"({tm.extra})")
+
     def key_load_row(f, device, n, env):
         """A second process's key load, timed inside fresh processes (imports excluded), its
         tables from the table cache that the CLI's first run filled: `Prover(zkey)` (the key
@@ -493,6 +525,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         process_row("zktensor", "groth16_prove_cli", plain, cli_runs, env=env,
                     note="zktensor prove --no-serve: process wall (start-up, imports, key from the table "
                          "cache, prove; --engine auto: numpy_prover where it can, else the tensor prover)")
+        new_key_row(plain, cli_runs, env)
         verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
         key_load_row(f, device, cli_runs, env)
         if device == "cpu":
