@@ -116,3 +116,27 @@ def test_a_compile_pass_launches_every_kernel_a_real_run_does(steps):
     real = launched()
     assert int(real[0]) > 5
     assert launched(**{warmup.SHARD_ENV: "0/1"}) == real
+
+
+def test_the_prover_step_runs_the_path_without_torch(monkeypatch):
+    """On the CPU the prover step also makes a new key's rows and proves without torch (the
+    first `zktensor prove` with a key): in a table cache of its own, gone afterwards, so the
+    user's cache is left as it was."""
+    from zktensor.groth16 import numpy_prover
+    from zktensor.kernels import msm_small_cpu
+    if not msm_small_cpu.available():
+        pytest.skip("the prover without torch needs the lanes loop")
+    seen = []
+    real = numpy_prover.NumpyProver.load
+
+    def load(path, **kw):
+        seen.append((Path(path).name, os.environ["ZKTENSOR_TABLE_CACHE_DIR"]))
+        prover = real(path, **kw)
+        assert any(Path(seen[-1][1]).iterdir())            # its rows were made there
+        return prover
+    monkeypatch.setattr(numpy_prover.NumpyProver, "load", load)
+    monkeypatch.setenv("ZKTENSOR_TABLE_CACHE_DIR", "/nonexistent/user-cache")
+    warmup._without_torch("bn254")
+    assert [name for name, _ in seen] == ["demo.zkey"] and not Path(seen[0][1]).exists()
+    assert os.environ["ZKTENSOR_TABLE_CACHE_DIR"] == "/nonexistent/user-cache"
+    warmup._without_torch("bls12_381")                       # its generators' rows and checks: no error

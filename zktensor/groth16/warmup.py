@@ -103,6 +103,8 @@ def _msm(curve: str, g: str, device: str = "cpu") -> None:
 def _prover(curve: str, device: str = "cpu") -> None:
     from .demo import demo_files
     from .prover import Prover
+    if device == "cpu":
+        _without_torch(curve)
     if curve != "bn254":
         return                      # the demo key is BN254's; the steps above cover the others' ops
     f = demo_files()
@@ -115,6 +117,54 @@ def _prover(curve: str, device: str = "cpu") -> None:
         with _attempt(), Prover(f["zkey"], r1cs=f["r1cs"], device=device, table_cache=False,
                                 table_budget=1 << 16) as p:
             p.prove(f["wtns"])
+
+
+def _without_torch(curve: str) -> None:
+    """`zktensor prove`'s path without torch for a key it has not seen: its rows made and the
+    key validated (`numpy_tables`: the curve equations, y's negation, the combinations over
+    64-bit windows), then the proof (`numpy_prover`), with the demo key and a table cache of
+    its own; for another curve, the rows and the checks over its generators."""
+    import tempfile
+    from ..kernels import msm_small_cpu
+    if not msm_small_cpu.available():
+        return                      # (the prover without torch needs the lanes loop)
+    from .demo import demo_files
+    from .numpy_prover import NumpyProver
+    from .numpy_tables import plain_rows
+    from .key_check import curve_residue
+    from ..algebra.curves import group
+    from ..kernels.host_words import mont_limbs
+    if curve == "bn254":
+        f = demo_files()
+        with tempfile.TemporaryDirectory() as d, _env(ZKTENSOR_TABLE_CACHE_DIR=d, ZKTENSOR_TABLE_CACHE="on"):
+            with _attempt():
+                NumpyProver.load(f["zkey"]).prove(f["wtns"])
+        return
+    import numpy as np
+    for which in ("g1", "g2"):
+        G = group(f"{curve}.{which}")
+        x, y = G.generator if G.degree == 2 else ((G.generator[0],), (G.generator[1],))
+        raw = mont_limbs(G.fq, [*x, *y]).T.tobytes()          # the generator as a .zkey holds a point
+        k = np.zeros((1, G.fr.limbs32), dtype="<u4")
+        k[0, 0] = 0x9E3779B9                                  # a 64-bit combination's scalar
+        with _attempt():
+            rows = plain_rows(G, raw)
+            curve_residue(G, rows[:1])
+            msm_small_cpu.msm_many([(G, rows, len(rows) // 2, [0], k)], bits=64)
+
+
+@contextmanager
+def _env(**values):
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _pairing(curve: str, device: str = "cpu") -> None:
