@@ -38,6 +38,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from types import SimpleNamespace          # argparse.Namespace's role for `quick_args` (types: loaded at start-up)
 
 TYPE_CHECKING = False           # typing's flag without importing typing (the thin client's start-up)
 if TYPE_CHECKING:
@@ -142,21 +143,11 @@ def add_table(p: argparse.ArgumentParser, table: list[tuple[str, dict]]) -> None
         (p if group is None else groups[group]).add_argument(name, **kw)
 
 
-class Args:
-    """A parsed command line's values as attributes (argparse.Namespace's role, without argparse)."""
-
-    def __init__(self, **values):
-        self.__dict__.update(values)
-
-    def __repr__(self):
-        return f"Args({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
-
-
 def _dest(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> Args | None:
+def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> SimpleNamespace | None:
     """``argv`` parsed by ``table`` with argparse's meaning, for a plain command line only:
     each option spelled out (``--opt value``, ``--opt=value``, a flag), a value not starting
     with "-" unless after "=", every positional given and none starting with "-", at most one
@@ -199,7 +190,7 @@ def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> 
     if len(positionals) != len(names):
         return None
     values.update(zip(names, positionals))
-    return Args(**values)
+    return SimpleNamespace(**values)
 
 
 def _prove_args(p: argparse.ArgumentParser) -> None:

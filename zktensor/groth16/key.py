@@ -294,11 +294,8 @@ class ResidentKey:
                 validate()
                 return
         storing = digest is not None and on_host and not self.host
-        if storing:            # the one slow start of a key: said, as a cold compile is
-            from ..runtime.cache import first_use_note
-            first_use_note(f"preparing the MSM tables of {os.path.basename(path)} (once per key: stored in "
-                           f"{table_cache.cache_dir()}, where later proofs and `zktensor serve` map them)")
-        t_build = time.perf_counter()
+        # the one slow start of a key: said, as a cold compile is
+        announced = table_cache.announce_build(path) if storing else None
         for name, secs, G in tables:
             self.bases[name] = timed(f"bases_{name}", lambda secs=secs, G=G, name=name: self._prepare(name, secs, G))
         validate()
@@ -309,8 +306,7 @@ class ResidentKey:
                     digest, specs, {**{n: b.prepared for n, b in self.bases.items()},
                                     "fixed_1": self._fixed_tables.get("fixed_1"),
                                     "fixed_2": self._fixed_tables.get("fixed_2")}, self.device, self.validated)
-                first_use_note(f"prepared and {'stored' if where is not None else 'could not store'} the "
-                               f"tables in {time.perf_counter() - t_build:.1f} s")
+                announced(where is not None)
                 return where
             self._store = store
 

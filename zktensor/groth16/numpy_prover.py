@@ -136,12 +136,17 @@ class NumpyProver:
             raise Unavailable("the CPU has no 8-lane vectors")
         digest = table_cache.remembered_digest(path)
         got = table_cache.load_host(digest)
-        if got is None:              # a new key: its rows and its validation, here (`numpy_tables`)
-            domain = read_zkey(path, check_points=False).domain_size
-            if domain > DOMAIN_UPTO:
-                raise Unavailable(f"a domain of {domain}: past what the lanes loop proves faster")
+        # a key with tables passed key_check (the entry is keyed by its sha256): its points are
+        # not read again (the file's identity is the digest's, `remembered_digest`); a new
+        # one's coordinates are checked as it is read, then it is validated (`numpy_tables`)
+        z = read_zkey(path, check_points=got is None)
+        if table_cache.remembered_digest(path) != digest:
+            raise Unavailable(f"{path} changed while it was read")
+        if z.domain_size > DOMAIN_UPTO:
+            raise Unavailable(f"a domain of {z.domain_size}: past what the lanes loop proves faster")
+        if got is None:
             try:
-                numpy_tables.build(path, digest)
+                numpy_tables.build(z, digest)
             except OSError as e:         # a cache it cannot write (FormatError: the key's fault, raised)
                 raise Unavailable(f"its tables could not be stored ({e})") from None
             got = table_cache.load_host(digest)
@@ -150,13 +155,6 @@ class NumpyProver:
         found, meta = got
         if not is_current(meta.get("validated", {}).get("zkey_check")):
             raise Unavailable("the key's validation is not recorded with its tables")
-        # this content passed key_check (the entry is keyed by its sha256): its points are
-        # not read again (the file's identity is the digest's, `remembered_digest`)
-        z = read_zkey(path, check_points=False)
-        if table_cache.remembered_digest(path) != digest:
-            raise Unavailable(f"{path} changed while it was read")
-        if z.domain_size > DOMAIN_UPTO:
-            raise Unavailable(f"a domain of {z.domain_size}: past what the lanes loop proves faster")
         specs = meta["specs"]
         tables = {name: Table(name, scalars, arrays, specs[name]["sizes"])
                   for name, (scalars, arrays) in found.items()

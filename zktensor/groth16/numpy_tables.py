@@ -1,6 +1,6 @@
 """A new key's tables for the prover without torch, made without torch.
 
-    entry = build("circuit.zkey")        # its table cache entry; FormatError naming the key
+    entry = build(read_zkey("circuit.zkey"), digest)   # its table cache entry; FormatError naming the key
 
 `numpy_prover` proves over a key's point-major rows mapped from the table cache
 (`table_cache.load_host`). Those rows are the key's points as the .zkey holds them
@@ -22,16 +22,13 @@ an MSM config and a checkpoint: it never maps this entry, and makes its own.
 """
 from __future__ import annotations
 
-import os
-import time
-
 import numpy as np
 
 from ..algebra.curves import group
 from ..kernels.field_programs import OPS, run_host
-from ..kernels.host_words import mont_limbs
+from ..kernels.host_words import affine_table
 from . import table_cache
-from .formats.zkey import ZKey, read_zkey
+from .formats.zkey import ZKey
 from .key_check import KEY_CHECK_STAMP, validate_zkey
 
 KIND = "PlainRows"
@@ -48,8 +45,7 @@ def plain_rows(G, raw, identities: int = 0) -> np.ndarray:
     n = identities + len(words)
     rows = np.zeros((2 * (n + 1), 2 * d * L), dtype=np.int32)
     rows[identities:n] = words
-    gx, gy = G.generator if d == 2 else ((G.generator[0],), (G.generator[1],))
-    rows[n] = mont_limbs(G.fq, [*gx, *gy]).T.reshape(-1)
+    rows[n] = affine_table(G, [G.generator])[0][0]
     rows[n + 1:] = rows[:n + 1]
     neg = OPS["neg"]
     for j in range(d, 2 * d):                     # y's coordinates: -0 is 0, so identities stay
@@ -73,15 +69,11 @@ def tables_of(z: ZKey) -> dict:
     return out
 
 
-def build(path, digest: str | None = None):
-    """Validate the .zkey at `path` and store its plain rows in the table cache (module doc):
-    the entry's path. FormatError (naming the key) for a key unfit to prove with."""
-    from ..runtime.cache import first_use_note
-    t0 = time.perf_counter()
-    digest = digest or table_cache.remembered_digest(path)
-    first_use_note(f"preparing the MSM tables of {os.path.basename(path)} (once per key: stored in "
-                   f"{table_cache.cache_dir()}, where later proofs and `zktensor serve` map them)")
-    z = read_zkey(path)
+def build(z: ZKey, digest: str):
+    """Validate the key `z` (read with its coordinates checked) and store its plain rows in
+    the table cache as the entry of the content `digest` (module doc): the entry's path.
+    FormatError (naming the key) for a key unfit to prove with."""
+    done = table_cache.announce_build(z.path)
     tables = tables_of(z)
     stamp = validate_zkey(z, rows={SECTIONS[name][0]: (t[1], t[3] + 1, t[2]) for name, t in tables.items()
                                    if t is not None})
@@ -91,7 +83,7 @@ def build(path, digest: str | None = None):
     parts = {name: None if t is None else ({"__kind__": KIND, "n": t[3], "J": 1}, {"rows": t[1]})
              for name, t in tables.items()}
     entry = table_cache.store_arrays(digest, specs, parts, "cpu", {"zkey_check": stamp})
-    first_use_note(f"prepared and stored the tables in {time.perf_counter() - t0:.1f} s")
+    done()
     return entry
 
 

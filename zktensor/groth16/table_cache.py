@@ -60,8 +60,8 @@ CHUNK = 64 << 20
 _PKG = Path(__file__).resolve().parent.parent
 _LAYOUT_SOURCES = ("ops/msm", "kernels/msm_tree.py", "kernels/cpu_gather.py",
                    "groth16/fixed_base.py", "groth16/table_cache.py", "groth16/numpy_tables.py")
-_DTYPES = {"torch.int32": "<i4", "torch.bool": "|b1", "torch.int64": "<i8", "torch.uint8": "|u1"}
 _NP_DTYPES = {"int32": "<i4", "bool": "|b1", "int64": "<i8", "uint8": "|u1"}
+_DTYPES = {f"torch.{k}": v for k, v in _NP_DTYPES.items()}
 
 
 class CacheCorrupt(ValueError):
@@ -262,6 +262,21 @@ def store_arrays(zkey_digest: str, specs: dict, tables: dict, device, validated:
         shutil.rmtree(tmp, ignore_errors=True)
     _prune(root, zkey_digest, keep=key)
     return final
+
+
+def announce_build(path):
+    """Say on stderr (`runtime.cache.first_use_note`) that the tables of the key at `path` are
+    being made for this cache; the returned done(stored) says so again with the time taken."""
+    import time
+    from ..runtime.cache import first_use_note
+    first_use_note(f"preparing the MSM tables of {os.path.basename(path)} (once per key: stored in "
+                   f"{cache_dir()}, where later proofs and `zktensor serve` map them)")
+    t0 = time.perf_counter()
+
+    def done(stored: bool = True) -> None:
+        first_use_note(f"prepared and {'stored' if stored else 'could not store'} the tables in "
+                       f"{time.perf_counter() - t0:.1f} s")
+    return done
 
 
 KEEP_PER_KEY = 4

@@ -133,7 +133,7 @@ def _without_torch(curve: str) -> None:
     from .numpy_tables import plain_rows
     from .key_check import curve_residue
     from ..algebra.curves import group
-    from ..kernels.host_words import mont_limbs
+    from ..kernels.host_words import affine_table
     if curve == "bn254":
         f = demo_files()
         with tempfile.TemporaryDirectory() as d, _env(ZKTENSOR_TABLE_CACHE_DIR=d, ZKTENSOR_TABLE_CACHE="on"):
@@ -143,8 +143,7 @@ def _without_torch(curve: str) -> None:
     import numpy as np
     for which in ("g1", "g2"):
         G = group(f"{curve}.{which}")
-        x, y = G.generator if G.degree == 2 else ((G.generator[0],), (G.generator[1],))
-        raw = mont_limbs(G.fq, [*x, *y]).T.tobytes()          # the generator as a .zkey holds a point
+        raw = affine_table(G, [G.generator])[0][0].tobytes()   # the generator as a .zkey holds a point
         k = np.zeros((1, G.fr.limbs32), dtype="<u4")
         k[0, 0] = 0x9E3779B9                                  # a 64-bit combination's scalar
         with _attempt():
