@@ -185,6 +185,23 @@ def test_unavailable_with_the_table_cache_off(fixtures, monkeypatch):
         NumpyProver.load(fixtures["multiplier"].zkey)
 
 
+def test_rows_made_under_another_target_are_found(fixtures, monkeypatch, tmp_path):
+    """The rows are the CPU target's whatever the configuration: made with the Triton target
+    configured (as `zktensor.prebuild` runs the warmup), they are found, and prove."""
+    import zktensor as zt
+    monkeypatch.setenv("ZKTENSOR_TABLE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ZKTENSOR_TABLE_CACHE", "on")
+    fx = fixtures["multiplier"]
+    with zt.config(target="triton"):
+        NumpyProver.load(fx.zkey)
+    (meta,) = _entries(tmp_path).values()
+    assert (meta["device"], meta["target"]) == ("cpu", "cpu")
+    prover = NumpyProver.load(fx.zkey)
+    assert len(_entries(tmp_path)) == 1                  # found, not made again
+    proof, public = prover.prove(fx.wtns)
+    assert prover.verify(proof, public)
+
+
 def test_a_bad_key_is_refused_before_any_table_is_stored(fixtures, monkeypatch, tmp_path):
     """A key with a point outside its subgroup: FormatError naming it, nothing in the cache."""
     from zktensor.groth16.formats import FormatError

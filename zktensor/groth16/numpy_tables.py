@@ -82,7 +82,7 @@ def build(z: ZKey, digest: str):
                     "sizes": [t[3] if t else 0], "rows": "plain"} for name, t in tables.items()}
     parts = {name: None if t is None else ({"__kind__": KIND, "n": t[3], "J": 1}, {"rows": t[1]})
              for name, t in tables.items()}
-    entry = table_cache.store_arrays(digest, specs, parts, "cpu", {"zkey_check": stamp})
+    entry = table_cache.store_arrays(digest, specs, parts, "cpu", {"zkey_check": stamp}, target="cpu")
     done()
     return entry
 

@@ -89,20 +89,24 @@ def layout_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def entry_key(zkey_digest: str, specs: dict, device) -> str:
+def entry_key(zkey_digest: str, specs: dict, device, target: str | None = None) -> str:
     """The entry of a key's tables: the .zkey's content, the layout code, the tables' specs,
     the device kind and the target that runs there (on CPU tensors the Triton target keeps
     other tables than the CPU target: the two must not share an entry)."""
-    kind, target = _where(device)
+    kind, target = _where(device, target)
     text = json.dumps([zkey_digest, layout_fingerprint(), specs, kind, target], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _where(device) -> tuple[str, str]:
-    """(device kind, target) of the tables: part of an entry's key, and of its meta.json."""
-    from ..runtime.target import choose
+def _where(device, target: str | None = None) -> tuple[str, str]:
+    """(device kind, target) of the tables: part of an entry's key, and of its meta.json. The
+    target is the configured one unless given (host code without torch lays out for the CPU
+    target whatever the configuration says)."""
     kind = str(getattr(device, "type", device)).split(":")[0]
-    return kind, choose(kind)[1]
+    if target is None:
+        from ..runtime.target import choose
+        target = choose(kind)[1]
+    return kind, target
 
 
 def remembered_digest(path) -> str:
@@ -225,11 +229,12 @@ def store(zkey_digest: str, specs: dict, tables: dict, device, validated: dict |
     return store_arrays(zkey_digest, specs, arrays, device, validated)
 
 
-def store_arrays(zkey_digest: str, specs: dict, tables: dict, device, validated: dict | None = None) -> Path:
+def store_arrays(zkey_digest: str, specs: dict, tables: dict, device, validated: dict | None = None,
+                 target: str | None = None) -> Path:
     """Write the entry for (zkey, specs) from tables as they are stored: {name: (scalar
     attributes, {attr: numpy array}) or None} (`store`'s, or those of host code without
     torch, `numpy_tables`); its path."""
-    key = entry_key(zkey_digest, specs, device)
+    key = entry_key(zkey_digest, specs, device, target)
     root = cache_dir()
     final = root / key
     if (final / "meta.json").exists():
@@ -237,7 +242,7 @@ def store_arrays(zkey_digest: str, specs: dict, tables: dict, device, validated:
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
     try:
-        kind, target = _where(device)
+        kind, target = _where(device, target)
         meta = {"zkey_sha256": zkey_digest, "layout": layout_fingerprint(), "specs": specs,
                 "device": kind, "target": target, "validated": validated or {}, "tables": {}}
         for name, part in tables.items():
