@@ -13,6 +13,7 @@ tests/fixtures/build/poseidon_like).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -65,11 +66,18 @@ def main(argv=None) -> int:
     out["cubins_after_load"] = _cubins(cache)
     # 2 and 3 warm: without and with the per-node profile, to tell the profile's own cost
     # apart (bench/results/gpu/h200_2026-11-26b.md)
+    # the first proof sampled on every thread (bench/stack_sampler.py): where its seconds
+    # go when it compiles nothing (bench/results/gpu/h200_2026-11-27.md: 5.4 s)
+    from bench.stack_sampler import StackSampler
     for i in (1, 2, 3):
         t = time.perf_counter()
-        proof, public = prover.prove(wtns, check=False, verify=False, profile=(i == 3))
-        torch.cuda.synchronize()
+        with StackSampler() if i == 1 else contextlib.nullcontext() as sampler:
+            proof, public = prover.prove(wtns, check=False, verify=False, profile=(i == 3))
+            torch.cuda.synchronize()
         out[f"prove_{i}_s"] = time.perf_counter() - t
+        if sampler is not None:
+            out["prove_1_samples"] = sampler.top(40)
+            print(sampler.report(40), file=sys.stderr)
     out["cubins_after"] = _cubins(cache)
     out["verifies"] = bool(verify(prover.zkey, public, proof))
     out["first_use_s"] = out["warmup_s"] + out["load_s"] + out["prove_1_s"]

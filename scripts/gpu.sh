@@ -31,10 +31,10 @@
 # GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; GPU_WEIGHTED (1) also times
 # and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination),
 # GPU_MIXED (1) each on affine bases (MSMConfig.mixed: mixed additions in the first
-# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy
-# (default int32 on CUDA). No node there: bench.groth16 writes its circuits from Python
-# (bench/pycircuits.py), makes their keys with zktensor's setup on the GPU and records why
-# the snarkjs/rapidsnark rows are missing.
+# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy (default int32 on CUDA);
+# GPU_PACK_CACHE=0 leaves Triton's cache unpacked (a session's last call). No node there:
+# bench.groth16 writes its circuits from Python (bench/pycircuits.py), makes their keys with
+# zktensor's setup on the GPU and records why the snarkjs/rapidsnark rows are missing.
 set -u -o pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
@@ -246,10 +246,16 @@ cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
 # Triton's cache goes into one archive, and the cache comes only in parts that fit beside it
 say "done: $STEPS"
 rm -f "$OUT"/triton-cache.tar.xz*
-tar -C "$TRITON_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/triton-cache.tar.xz"
-split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
-parts=$(ls "$OUT"/triton-cache.tar.xz.* | wc -l)
-if [ "$parts" -gt 3 ]; then
+if [ "${GPU_PACK_CACHE:-1}" = 0 ]; then      # (the session's last call: no later call to carry it to)
+    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, not packed (GPU_PACK_CACHE=0)"
+    parts=0
+else
+    tar -C "$TRITON_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/triton-cache.tar.xz"
+    split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
+    parts=$(ls "$OUT"/triton-cache.tar.xz.* | wc -l)
+fi
+if [ "$parts" = 0 ]; then :
+elif [ "$parts" -gt 3 ]; then
     say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1): $parts parts of 15 MiB, more than come back; not packed"
     rm -f "$OUT"/triton-cache.tar.xz.*
 else
