@@ -135,6 +135,16 @@ def test_budget(cache_file):
     assert not TuneCache(cache_file).refresh().entries.popitem()[1]["complete"]
 
 
+def test_a_started_task_measures_its_default(cache_file, monkeypatch):
+    """Its share spent on setup (a slow reference) before any candidate: the default is
+    measured all the same, and the task ends partial with it, not empty."""
+    slow = Toy.reference
+    monkeypatch.setattr(Toy, "reference", lambda self: (time.sleep(0.01), slow(self))[1])
+    (res,) = tuner(cache_file, budget=0.002).run([TASK])
+    assert res.status == "partial" and res.config == {"chunk": 1, "mode": "a"}
+    assert Toy.calls and all(c == {"chunk": 1, "mode": "a"} for c in Toy.calls)
+
+
 def test_broken_reference_is_an_error_not_a_crash(cache_file):
     res = tuner(cache_file).run([Task("bad", "bn254.fr", 8), TASK])
     assert res[0].status == "error" and "default path is wrong" in res[0].message

@@ -17,8 +17,9 @@ For each task (op, field, size, batch, device) the tuner
    not measured again).
 
 The budget (seconds, for the whole run) is shared among the tasks not yet complete: a
-task may use what is left divided by the tasks still to go; a task cut short keeps
-its best so far, marked incomplete, and is resumed by the next run.
+task may use what is left divided by the tasks still to go (a task started measures its
+first candidate, the default, whatever its share); a task cut short keeps its best so
+far, marked incomplete, and is resumed by the next run.
 """
 from __future__ import annotations
 
@@ -180,7 +181,9 @@ class Tuner:
                 self.progress.candidate(state["done"], state["total"],
                                         f"{describe(cfg, base)}: {fmt_s(measured[cid])} (earlier run)")
             else:
-                if time.monotonic() > deadline:
+                # a task given any time measures its default at least (its setup may have
+                # spent a tiny share already): the entry it leaves is partial, not empty
+                if state["done"] > 1 and time.monotonic() > deadline:
                     raise _OutOfTime
                 t, reason = self.measure(wl, cfg)
                 if reason is not None:
