@@ -31,7 +31,8 @@
 # GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; GPU_WEIGHTED (1) also times
 # and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination),
 # GPU_MIXED (1) each on affine bases (MSMConfig.mixed: mixed additions in the first
-# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy (default int32 on CUDA);
+# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
+# H100/H200: runtime.target.gpu_default);
 # GPU_PACK_CACHE=0 leaves Triton's cache unpacked (a session's last call). No node there:
 # bench.groth16 writes its circuits from Python (bench/pycircuits.py), makes their keys with
 # zktensor's setup on the GPU and records why the snarkjs/rapidsnark rows are missing.

@@ -8,13 +8,47 @@ from zktensor.passes import compile_program
 from zktensor.runtime.target import STRATEGIES, check, choose
 
 
-def test_defaults_and_order(monkeypatch):
+@pytest.fixture
+def gpu(monkeypatch):
+    """A CUDA device of a given compute capability, as `choose` sees one (none is needed)."""
+    import torch
+    from zktensor.runtime import target
+    cap = {"now": (9, 0)}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda i=None: cap["now"])
+    target._gpu_default.cache_clear()
+    yield cap
+    target._gpu_default.cache_clear()
+
+
+def test_gpu_default_follows_the_fp64_rate(monkeypatch, gpu):
+    """fp64 on the GPUs with full-rate FP64 (A100, H100/H200, ...), int32 on the others."""
+    from zktensor.runtime import target
+    from zktensor.tune import costmodel
     monkeypatch.delenv("ZKTENSOR_STRATEGY", raising=False)
     monkeypatch.delenv("ZKTENSOR_TARGET", raising=False)
+    for cap, want in [((9, 0), "fp64"), ((8, 0), "fp64"), ((7, 0), "fp64"), ((10, 0), "fp64"),
+                      ((8, 9), "int32"), ((8, 6), "int32"), ((7, 5), "int32"), ((12, 0), "int32")]:
+        gpu["now"] = cap
+        target._gpu_default.cache_clear()
+        assert choose("cuda") == (want, "triton"), cap
+        assert costmodel.rules("mul", None, 64, "cuda:0")["strategy"] == want, cap    # the ops' rules agree
+    assert choose("cpu", target="triton")[0] == "int32"      # the interpreter's, whatever the GPU
+
+
+def test_defaults_and_order(monkeypatch, gpu):
+    monkeypatch.delenv("ZKTENSOR_STRATEGY", raising=False)
+    monkeypatch.delenv("ZKTENSOR_TARGET", raising=False)
+    gpu["now"] = (8, 9)
     assert choose("cuda") == ("int32", "triton")
     assert choose("cpu")[1] == "cpu" and choose("cpu")[0] in ("fp64", "int64")
     monkeypatch.setenv("ZKTENSOR_STRATEGY", "fp64")
     assert choose("cuda")[0] == "fp64"
+    gpu["now"] = (9, 0)
+    monkeypatch.setenv("ZKTENSOR_STRATEGY", "int32")               # the environment over the default
+    assert choose("cuda")[0] == "int32"
+    monkeypatch.setenv("ZKTENSOR_STRATEGY", "fp64")
     with zt.config(strategy="int32"):                 # zt.config over the environment
         assert choose("cpu") == ("int32", "cpu")
         assert choose("cpu", strategy="int64") == ("int64", "cpu")      # the argument over both

@@ -4,7 +4,8 @@
 None fields: the op's own rules decide). Two layers:
 
 1. Rules, the ones the kernels were hand-tuned with, gathered here:
-   - mul: `int32` on CUDA; on a CPU `fp64` with 8 lanes (AVX-512, IFMA where present),
+   - mul: on CUDA the device's default (`runtime.target.gpu_default`: `fp64` where FP64
+     runs at full rate, else `int32`); on a CPU `fp64` with 8 lanes (AVX-512, IFMA where present),
      else `int64`; Triton elementwise blocks of 128 elements, 4 warps.
    - ntt: CPU two-pass kernels with N = 2^rows·2^cols, rows a little over half the
      stages (`default_rows_log`, measured on Zen 4), 2 butterflies unrolled;
@@ -26,7 +27,7 @@ import math
 
 
 from ..config import tuning_enabled
-from ..runtime.target import cpu_default
+from ..runtime.target import cpu_default, gpu_default
 from .cache import bucket, default_cache, device_name, op_key
 
 PORTABLE = {
@@ -55,7 +56,7 @@ def rules(op: str, space, n: int, device=None, batch: int = 1) -> dict:
     cuda = _is_cuda(device)
     if base == "mul":
         if cuda:
-            return {"strategy": "int32", "block": 128, "num_warps": 4}
+            return {"strategy": gpu_default(device), "block": 128, "num_warps": 4}
         return {"strategy": cpu_default()}
     if base == "ntt":
         log_n = max(0, int(n).bit_length() - 1)
