@@ -24,6 +24,8 @@ from typing import Callable
 
 import torch
 
+from ..runtime.target import gpu_default
+
 
 @dataclass
 class Axis:
@@ -98,7 +100,8 @@ def mul_space(device: torch.device, limbs: int, thorough: bool = False) -> Space
         # block and warps move together (no warp repeating another's elements): one element
         # a thread, or two; the point kernels take the same block, one column a thread
         # (`kernels.msm_triton.launch_shape`)
-        base = {"strategy": "int32", "block": 128, "num_warps": 4, "num_stages": None}
+        base = {"strategy": rules("mul", None, 0, device)["strategy"], "block": 128, "num_warps": 4,
+                "num_stages": None}
         blocks = [64, 128, 256, 512] + ([1024] if thorough else [])
         return Space(base, [
             Axis("strategy", ["int32", "fp64"]),
@@ -128,7 +131,7 @@ def ntt_space(device: torch.device, log_n: int, limbs: int, thorough: bool = Fal
     from .costmodel import rules
     base = dict(rules("ntt", None, 1 << log_n, device))
     if device.type == "cuda":
-        base.setdefault("strategy", "int32")
+        base.setdefault("strategy", gpu_default(device))
         return Space(base, [
             Axis("G", [8, 16, 32, 64, 128]),
             Axis("num_warps", [2, 4, 8]),
@@ -166,7 +169,7 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
     bits = group.r.bit_length()
     span = 3 if thorough else 2
     if device.type == "cuda":
-        return _device_msm_space(group, n, batch, bits, span)
+        return _device_msm_space(device, group, n, batch, bits, span)
     c0 = choose_window(max(n, 1), bits, batch=max(batch, 1))
     windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_WINDOW and c != c0]
     base = {"window": c0}
@@ -197,7 +200,7 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
     return Space(base, axes)
 
 
-def _device_msm_space(group, n: int, batch: int, bits: int, span: int) -> Space:
+def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -> Space:
     """The device MSM (`ops.msm.device`, prepared bases included: it keeps them as they are):
     its window around `device_window`, the segment a lane of the accumulation adds, the
     point kernels' block (warps = block // 32, one column a thread) and the strategy; the
@@ -206,6 +209,7 @@ def _device_msm_space(group, n: int, batch: int, bits: int, span: int) -> Space:
     from ..ops.msm.device import MAX_DEVICE_WINDOW, device_window
     c0 = device_window(max(n, 1), bits, max(batch, 1))
     windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_DEVICE_WINDOW and c != c0]
-    base = {"window": c0, "segment": 16, "block": 64, "strategy": "int32"}
+    first = gpu_default(device)
+    base = {"window": c0, "segment": 16, "block": 64, "strategy": first}
     return Space(base, [Axis("window", windows), Axis("segment", [8, 32]), Axis("block", [32, 128]),
-                        Axis("strategy", ["fp64"])])
+                        Axis("strategy", [s for s in ("int32", "fp64") if s != first])])
