@@ -76,7 +76,7 @@ def main(argv=None) -> int:
             torch.cuda.synchronize()
         out[f"prove_{i}_s"] = time.perf_counter() - t
         if sampler is not None:
-            out["prove_1_samples"] = sampler.top(40)
+            out["prove_1_samples"] = sampler.top(100)
             print(sampler.report(40), file=sys.stderr)
     out["cubins_after"] = _cubins(cache)
     out["verifies"] = bool(verify(prover.zkey, public, proof))

@@ -6,8 +6,10 @@
 
 cProfile sees one thread, and the Groth16 graph runs its nodes on worker threads; this
 samples every thread's stack (`sys._current_frames`) every `interval` seconds and counts,
-per function, the samples it was on a stack for (inclusive) and at the top of (own). A
-thread waiting in a lock or in a C call shows as that call's caller. Used where py-spy is
+per function, the samples it was on a stack for (inclusive) and at the top of (own), and
+per top frame, the path of zktensor functions that led to it (`own_from`: a library
+function's time is then charged to the zktensor call that made it). A thread waiting in a
+lock or in a C call shows as that call's caller. Used where py-spy is
 not at hand (a lent GPU machine has no network).
 """
 from __future__ import annotations
@@ -34,6 +36,7 @@ class StackSampler:
         self.ticks = 0
         self.inclusive: collections.Counter = collections.Counter()
         self.own: collections.Counter = collections.Counter()
+        self.own_from: collections.Counter = collections.Counter()
         self._stop = threading.Event()
         self._thread = None
 
@@ -45,14 +48,19 @@ class StackSampler:
                 if tid == me:
                     continue
                 self.samples += 1
-                self.own[_name(frame.f_code)] += 1
+                top = _name(frame.f_code)
+                self.own[top] += 1
+                ours = []                      # the innermost zktensor frames above the top one
                 seen = set()
                 while frame is not None:
                     n = _name(frame.f_code)
                     if n not in seen:          # a recursive function counts once a sample
                         seen.add(n)
                         self.inclusive[n] += 1
+                    if len(ours) < 2 and n.startswith("zktensor/") and n != top:
+                        ours.append(n)
                     frame = frame.f_back
+                self.own_from[" < ".join([top] + ours)] += 1
 
     def __enter__(self):
         self.t0 = time.perf_counter()
@@ -66,17 +74,17 @@ class StackSampler:
         self.wall = time.perf_counter() - self.t0
 
     def top(self, n: int = 30) -> dict:
-        """{"inclusive": [[function, seconds]...], "own": [...]}: seconds of thread time, a
-        sample standing for the wall time between two ticks (the sampler waits for the GIL,
-        so it ticks less often than its interval asks)."""
+        """{"inclusive": [[function, seconds]...], "own": [...], "own_from": [...]}: seconds
+        of thread time, a sample standing for the wall time between two ticks (the sampler
+        waits for the GIL, so it ticks less often than its interval asks)."""
         per = self.wall / max(self.ticks, 1)
         return {k: [[f, round(c * per, 3)] for f, c in counts.most_common(n)]
-                for k, counts in (("inclusive", self.inclusive), ("own", self.own))}
+                for k, counts in (("inclusive", self.inclusive), ("own", self.own), ("own_from", self.own_from))}
 
     def report(self, n: int = 30) -> str:
         t = self.top(n)
         lines = [f"{self.samples} thread samples in {self.ticks} ticks over {self.wall:.2f} s wall"]
-        for k in ("inclusive", "own"):
+        for k in ("inclusive", "own", "own_from"):
             lines.append(f"-- {k} (thread-seconds)")
             lines += [f"{s:8.3f}  {f}" for f, s in t[k]]
         return "\n".join(lines)
