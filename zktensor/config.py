@@ -16,8 +16,8 @@ reads the environment; `runtime.target.choose` picks a strategy and target from 
 and `tune.resolve` reads the tuning cache and the cost model for the ops.
 
 Built-in defaults: on a CUDA tensor, Triton kernels with the `fp64` strategy where the
-GPU runs FP64 at full rate (data-centre parts), else `int32` (`runtime.target.gpu_default`); on a
-CPU tensor, the CPU target with the `fp64` strategy where the CPU has AVX-512
+GPU runs FP64 at full rate (data-centre parts), else `int32` (`runtime.target.gpu_default`);
+on a CPU tensor, the CPU target with the `fp64` strategy where the CPU has AVX-512
 (8-lane vectors, IFMA products where present: the fastest exact CPU choice
 measured, see bench/results/field.json), else `int64` (64-bit machine words,
 scalar).

@@ -44,9 +44,10 @@ def cpu_default() -> str:
 def gpu_default(device=None) -> str:
     """The Triton target's default strategy on a CUDA device (default: the current one):
     `fp64` where it runs FP64 at full rate (`FULL_RATE_FP64`), else `int32`. On those GPUs
-    fp64 is the strategy the lent GPUs have checked end to end, and its kernels compile far sooner than int32's,
-    which keeps a first proof's wait short (bench/results/gpu/h200_2026-11-27b.md,
-    bench/results/sass_device_msm.json). `zktensor autotune` may choose otherwise per op."""
+    fp64 is the strategy the lent GPUs have checked end to end, and its kernels compile far
+    sooner than int32's, which keeps a first proof's wait short
+    (bench/results/gpu/h200_2026-11-27b.md, bench/results/sass_device_msm.json).
+    `zktensor autotune` may choose otherwise per op."""
     import torch
     if not torch.cuda.is_available():
         return "int32"              # (nothing runs on such a tensor here; the choice stays cheap)
