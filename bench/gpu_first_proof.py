@@ -67,7 +67,7 @@ def main(argv=None) -> int:
     # 2 and 3 warm: without and with the per-node profile, to tell the profile's own cost
     # apart (bench/results/gpu/h200_2026-11-26b.md)
     # the first proof sampled on every thread (bench/stack_sampler.py): where its seconds
-    # go when it compiles nothing (bench/results/gpu/h200_2026-11-27.md: 5.4 s)
+    # go when it compiles nothing (bench/results/gpu/h200_2026-11-27.md)
     from bench.stack_sampler import StackSampler
     for i in (1, 2, 3):
         t = time.perf_counter()

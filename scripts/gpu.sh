@@ -247,20 +247,21 @@ cp bench/results/gpu/*.json "$OUT/results/" 2>/dev/null || true
 # Triton's cache goes into one archive, and the cache comes only in parts that fit beside it
 say "done: $STEPS"
 rm -f "$OUT"/triton-cache.tar.xz*
-if [ "${GPU_PACK_CACHE:-1}" = 0 ]; then      # (the session's last call: no later call to carry it to)
-    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, not packed (GPU_PACK_CACHE=0)"
-    parts=0
-else
+pack_cache() {
     tar -C "$TRITON_CACHE_DIR" -cf - . | xz -T0 -6 > "$OUT/triton-cache.tar.xz"
     split -b 15M -d "$OUT/triton-cache.tar.xz" "$OUT/triton-cache.tar.xz." && rm "$OUT/triton-cache.tar.xz"
-    parts=$(ls "$OUT"/triton-cache.tar.xz.* | wc -l)
-fi
-if [ "$parts" = 0 ]; then :
-elif [ "$parts" -gt 3 ]; then
-    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1): $parts parts of 15 MiB, more than come back; not packed"
-    rm -f "$OUT"/triton-cache.tar.xz.*
+    local parts; parts=$(ls "$OUT"/triton-cache.tar.xz.* | wc -l)
+    if [ "$parts" -gt 3 ]; then
+        say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, $(du -sh "$TRITON_CACHE_DIR" | cut -f1): $parts parts of 15 MiB, more than come back; not packed"
+        rm -f "$OUT"/triton-cache.tar.xz.*
+    else
+        say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries in $parts file(s) (copy them into .gpu-fixtures/ for the next call)"
+    fi
+}
+if [ "${GPU_PACK_CACHE:-1}" = 0 ]; then      # (the session's last call: no later call to carry it to)
+    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries, not packed (GPU_PACK_CACHE=0)"
 else
-    say "Triton cache: $(ls "$TRITON_CACHE_DIR" | wc -l) entries in $parts file(s) (copy them into .gpu-fixtures/ for the next call)"
+    pack_cache
 fi
 tar -C "$OUT" -czf "$OUT/../gpu-results.tar.gz" --exclude 'triton-cache.tar.xz*' . \
     && find "$OUT" -mindepth 1 ! -name 'triton-cache.tar.xz*' -delete && mv "$OUT/../gpu-results.tar.gz" "$OUT/"
