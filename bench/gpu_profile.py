@@ -21,7 +21,7 @@ from pathlib import Path
 
 
 def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool, weighted: bool = False,
-                mixed: bool = False) -> dict:
+                mixed: bool = False, point_major: bool = False) -> dict:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -32,8 +32,8 @@ def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool,
     n = 1 << log_n
     P = make_bases(G, n, device=device)
     k = make_scalars(G, n, "dense").to(device)
-    cfg = zt.MSMConfig(weighted=weighted, mixed=mixed)
-    target = zt.msm_prepare(P, config=cfg if mixed else None) if prepared or weighted or mixed else P
+    cfg = zt.MSMConfig(weighted=weighted, mixed=mixed, point_major=point_major)
+    target = zt.msm_prepare(P, config=cfg if mixed or point_major else None) if prepared or weighted or mixed else P
     cuda = device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     zt.msm(k, target, cfg)                       # compiles, draws the bucket offsets (and makes the table)
@@ -59,7 +59,7 @@ def profile_one(group: str, log_n: int, device: str, calls: int, prepared: bool,
     for r in rows:
         r["share"] = r["us_per_msm"] / total if total else 0.0
     return {"group": group, "n": n, "device": device, "strategy": choose(device)[0], "prepared": prepared,
-            "weighted": weighted, "mixed": mixed,
+            "weighted": weighted, "mixed": mixed, "point_major": point_major,
             "calls": calls, "wall_ms_per_msm": wall * 1e3, "timed": "device" if cuda else "cpu",
             "total_ms_per_msm": total / 1e3, "kernels": rows}
 
@@ -75,6 +75,7 @@ def main(argv=None) -> int:
                                                             "(MSMConfig.weighted: no window combination)")
     ap.add_argument("--mixed", action="store_true", help="prepared bases kept affine (MSMConfig.mixed: "
                                                          "mixed additions in the first accumulation round)")
+    ap.add_argument("--point-major", action="store_true", help="point arrays point-major (MSMConfig.point_major)")
     ap.add_argument("--top", type=int, default=15, help="kernels printed per size")
     ap.add_argument("--json", default=None, help="also write the profiles to this file")
     a = ap.parse_args(argv)
@@ -84,9 +85,10 @@ def main(argv=None) -> int:
         ap.error("--device cuda: no CUDA GPU here (--device cpu profiles the CPU ops)")
     out = []
     for ls in [int(x) for x in a.log_sizes.split(",")]:
-        r = profile_one(a.group, ls, a.device, a.calls, a.prepared, a.weighted, a.mixed)
+        r = profile_one(a.group, ls, a.device, a.calls, a.prepared, a.weighted, a.mixed, a.point_major)
         out.append(r)
-        label = (" weighted" if a.weighted else " prepared" if a.prepared else "") + (" mixed" if a.mixed else "")
+        label = (" weighted" if a.weighted else " prepared" if a.prepared else "") + (" mixed" if a.mixed else "") + \
+            (" point-major" if a.point_major else "")
         print(f"{r['group']} {r['strategy']} 2^{ls}{label}: wall "
               f"{r['wall_ms_per_msm']:.2f} ms per MSM, {r['timed']} time {r['total_ms_per_msm']:.2f} ms "
               f"in {sum(k['count'] for k in r['kernels'])} {'kernels' if a.device == 'cuda' else 'ops'}",

@@ -7,6 +7,7 @@
     python -m bench.msm --device cuda --curves bn254.g1,bn254.g2 --log-sizes 16,18,20   # Triton on a GPU
     python -m bench.msm --device cuda --log-sizes 16,20 --weighted     # and on weighted tables (MSMConfig.weighted)
     python -m bench.msm --device cuda --log-sizes 16,20 --weighted --mixed   # and each on affine bases (MSMConfig.mixed)
+    python -m bench.msm --device cuda --log-sizes 20 --layouts word,point     # each also point-major (MSMConfig.point_major)
 
 Each (group, size, scalar kind) is measured in a fresh subprocess so that its
 peak memory (VmHWM of that process, with the baseline of an idle process
@@ -95,7 +96,7 @@ def one(args) -> dict:
     k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
-    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed)
+    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major)
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
@@ -103,7 +104,7 @@ def one(args) -> dict:
     if args.prepared or args.weighted or args.mixed:
         t0 = time.perf_counter()
         bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint,
-                               config=cfg if args.mixed else None)
+                               config=cfg if args.mixed or args.point_major else None)
         if args.weighted:                        # the device program's weighted table, made once
             from zktensor.ops.msm.device import device_window
             bases.device_weighted(args.window or device_window(n, G.r.bit_length()))
@@ -132,7 +133,7 @@ def one(args) -> dict:
 
 
 def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
-            weighted=False, mixed=False) -> dict:
+            weighted=False, mixed=False, point_major=False) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
@@ -143,6 +144,8 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, 
         cmd += ["--weighted"]
     if mixed:
         cmd += ["--mixed"]
+    if point_major:
+        cmd += ["--point-major"]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -184,6 +187,10 @@ def main(argv=None) -> int:
                     help="--device cuda: also time the device program on prepared bases kept affine "
                          "(MSMConfig.mixed: mixed additions in the first accumulation round), and on "
                          "their affine weighted table with --weighted")
+    ap.add_argument("--point-major", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--layouts", default="word",
+                    help="--device cuda: the device program's point layouts to time, comma-separated: "
+                         "word (PointTensor's), point (MSMConfig.point_major)")
     ap.add_argument("--checkpoint", type=int, default=None, help="GZKP checkpoint interval M")
     ap.add_argument("--keep-going", action="store_true",
                     help="a configuration that fails is reported and skipped (the others still run)")
@@ -195,8 +202,11 @@ def main(argv=None) -> int:
     ap.add_argument("--save", default="msm")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
-    if (args.weighted or args.mixed) and args.device != "cuda":
-        ap.error("--weighted, --mixed: the device program's bases (--device cuda)")
+    layouts = args.layouts.split(",")
+    if (args.weighted or args.mixed or args.point_major or layouts != ["word"]) and args.device != "cuda":
+        ap.error("--weighted, --mixed, --layouts: the device program's bases (--device cuda)")
+    if not set(layouts) <= {"word", "point"}:
+        ap.error(f"--layouts: word and/or point, got {args.layouts!r}")
     if args.one:
         print(json.dumps(one(args)))
         return 0
@@ -224,12 +234,13 @@ def main(argv=None) -> int:
                 variants = [(False, False, False)] + [(True, False, False)] * args.prepared + \
                     [(False, True, False)] * args.weighted + [(True, False, True)] * args.mixed + \
                     [(False, True, True)] * (args.weighted and args.mixed)
-                for prepared, weighted, mixed in variants:
+                variants = [v + (lay == "point",) for v in variants for lay in layouts]
+                for prepared, weighted, mixed, pm in variants:
                     label = ("weighted" if weighted else "prepared" if prepared else "") + \
-                        ("_mixed" if mixed else "")
+                        ("_mixed" if mixed else "") + ("_pm" if pm else "")
                     try:
                         r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
-                                    args.checkpoint, args.device, weighted, mixed)
+                                    args.checkpoint, args.device, weighted, mixed, pm)
                     except RuntimeError as e:
                         if not args.keep_going:
                             raise

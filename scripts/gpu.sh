@@ -31,7 +31,8 @@
 # GPU_MSM_CURVES, GPU_MSM_SIZES, GPU_PROFILE_SIZES, GPU_NTT_SIZES; GPU_WEIGHTED (1) also times
 # and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination),
 # GPU_MIXED (1) each on affine bases (MSMConfig.mixed: mixed additions in the first
-# accumulation round); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
+# accumulation round), GPU_LAYOUTS (word,point) each with the device program's point arrays
+# word-major and point-major (MSMConfig.point_major); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
 # H100/H200: runtime.target.gpu_default);
 # GPU_PACK_CACHE=0 leaves Triton's cache unpacked (a session's last call). No node there:
 # bench.groth16 writes its circuits from Python (bench/pycircuits.py), makes their keys with
@@ -200,7 +201,8 @@ for step in $STEPS; do
             msm=(env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.msm --device cuda --keep-going
                  --curves "${GPU_MSM_CURVES:-bn254.g1,bn254.g2,bls12_381.g1,bls12_381.g2}"
                  --log-sizes "${GPU_MSM_SIZES:-16,18,20,22}" --kinds dense
-                 $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted) $([ "${GPU_MIXED:-1}" = 1 ] && echo --mixed))
+                 $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo --weighted) $([ "${GPU_MIXED:-1}" = 1 ] && echo --mixed)
+                 --layouts "${GPU_LAYOUTS:-word,point}")
             # (the pass at the first size only: the sizes launch nearly the same specializations,
             # bench/results/gpu/h200_2026-11-26b.md, and a pass costs about what the run does;
             # GPU_PASS_SIZES overrides; a kernel it misses is compiled by the run, outside its
@@ -214,10 +216,13 @@ for step in $STEPS; do
         for s in ${GPU_STRATEGIES//,/ }; do
             vs="plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted)"
             [ "${GPU_MIXED:-1}" = 1 ] && vs="$vs $(for v in $vs; do echo "$v-mixed"; done)"
+            case ",${GPU_LAYOUTS:-word,point}," in *,point,*) vs="$vs $(for v in $vs; do echo "$v-pm"; done)" ;; esac
+            case ",${GPU_LAYOUTS:-word,point}," in *,word,*) ;; *) vs="$(for v in $vs; do case $v in *-pm) echo $v ;; esac; done)" ;; esac
             for v in $vs; do
                 run_step "profile-$s-$v" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
                     --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_${s}_$v.json" \
-                    $(case "$v" in weighted*) echo --weighted ;; esac) $(case "$v" in *mixed) echo --mixed ;; esac)
+                    $(case "$v" in weighted*) echo --weighted ;; esac) $(case "$v" in *mixed*) echo --mixed ;; esac) \
+                    $(case "$v" in *-pm) echo --point-major ;; esac)
             done
         done ;;
     ntt)

@@ -175,6 +175,66 @@ def test_mixed_weighted_table_exact_no_sync(name):
 
 
 
+def _point_major_strides(t) -> bool:
+    L, K, _ = t.shape
+    return t.stride(0) == 1 and t.stride(1) == L and t.stride(2) == K * L
+
+
+@pytest.mark.parametrize("bases", ["xyzz", pytest.param("affine_weighted", marks=INTERPRETED_MINUTES)])
+def test_point_major_exact_no_sync(monkeypatch, bases):
+    """MSMConfig(point_major=True), XYZZ bases and an affine weighted table (both
+    accumulation kernels): every point array the kernels read or write (bases, tables,
+    round sums, the reduction's sums) keeps a point's words together, the kernels
+    (stride-generic) give the oracle's sums over every exceptional addition, and the only
+    extra launch is the one copy of bases given word-major (none for bases already so)."""
+    g, pts, ks = _edge_case("bn254.g1", 8, bits=8)
+    G = zt.group("bn254.g1")
+    K = G.Fr.tensor([ks])
+    C, W = 3, 3
+    seen, real = [], device._launch
+    with zt.config(target="triton"):
+        P = G.tensor(pts)
+        table = None
+        if bases == "affine_weighted":
+            P = device.AffinePoints.of(P)
+            table = device.AffinePoints.of(device.weighted_points(G, G.tensor(pts), C, W))
+
+        def run(given, pm, run_kernels):
+            """Launches of one MSM over `given` bases (or the table in `given`'s layout)."""
+            def launch(kernel, grid, args, interpret, block):
+                seen.append([a for a in args if isinstance(a, torch.Tensor) and a.dim() == 3])
+                if run_kernels:
+                    real(kernel, grid, args, interpret, block)
+                else:
+                    with counters.kernel():
+                        pass
+            monkeypatch.setattr(device, "_launch", launch)
+            seen.clear()
+            st = {}
+            weighted = None
+            if table is not None:
+                t = tables[given is not P]
+                weighted = lambda w: t                                  # noqa: E731
+            with SyncGuard(), counters.record() as c:
+                res = device.device_msm(G, K, given, MSMConfig(window=C, segment=2, point_major=pm), st,
+                                        bits=8, weighted=weighted)
+            monkeypatch.setattr(device, "_launch", real)
+            assert st["point_major"] == pm and c.syncs == 0
+            return res, c.launches
+        P_pm = device.point_major(P)
+        tables = None if table is None else (table, device.point_major(table))
+        run(P, False, False)                     # makes the shape's constants (`device._const`)
+        word = run(P, False, False)[1]
+        res, _ = run(P_pm, True, True)
+        assert res.to_affine() == [O.msm(g, pts, ks)]
+        assert seen and all(_point_major_strides(t) for args in seen[:-1] for t in args), \
+            [[t.stride() for t in a] for a in seen]
+        assert not _point_major_strides(seen[-1][-1])             # the result: a PointTensor as usual
+        kept = run(P_pm, True, False)[1]
+        copied = run(P, True, False)[1]
+    assert kept == word and copied == word + 1, (word, kept, copied)
+
+
 @pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=pytest.mark.slow)])
 def test_point_sums_one_launch(name):
     """`device.point_sums`: groups of M points summed in one chain launch, no host read, the
@@ -424,7 +484,7 @@ def test_mixed_config_on_prepared_bases(monkeypatch):
     kernels and a real table: test_mixed_bases_exact_no_sync, test_mixed_weighted_table_exact_no_sync."""
     install_oracle_msm(monkeypatch)
     made = []           # the weighted table's doublings take minutes interpreted: a stand-in
-    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W: made.append((C, W)) or
+    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W, point_major=False: made.append((C, W)) or
                         zt.PointTensor(GS, P.data.repeat(1, 1, W)))
     given = []
     real = device.device_msm
@@ -494,7 +554,7 @@ def test_weighted_config_on_prepared_bases(monkeypatch):
     take minutes interpreted; the weighted table and sums: test_weighted_table_exact_no_sync)."""
     install_oracle_msm(monkeypatch)
     made = []
-    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W: made.append((C, W)) or
+    monkeypatch.setattr(device, "weighted_points", lambda GS, P, C, W, point_major=False: made.append((C, W)) or
                         zt.PointTensor(GS, P.data.repeat(1, 1, W)))
     name = "bn254.g1"
     g, pts, ks = _edge_case(name, 16)

@@ -121,6 +121,10 @@ def check_msm(name, strategy, device):
         mixed = zt.msm_prepare(P, config=zt.MSMConfig(mixed=True))       # affine bases, mixed additions
         assert zt.msm(k, mixed).to_affine() == want
         assert zt.msm(k, mixed, zt.MSMConfig(mixed=True, weighted=True)).to_affine() == want
+        pm = zt.MSMConfig(point_major=True)                 # the same kernels over point-major arrays
+        assert zt.msm(k, P, pm).to_affine() == want
+        pm_mixed = zt.MSMConfig(point_major=True, mixed=True, weighted=True)
+        assert zt.msm(k, zt.msm_prepare(P, config=pm_mixed), pm_mixed).to_affine() == want
 
 
 def _fixtures():

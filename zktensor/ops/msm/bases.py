@@ -15,7 +15,7 @@ from ...tensor import FieldTensor
 
 from .model import MSMConfig, auto_strategy, choose_chunks, choose_window, check_window, n_windows
 from .offsets import bucket_offsets
-from .device import AffinePoints
+from .device import AffinePoints, point_major
 
 
 class MSMBases:
@@ -70,7 +70,9 @@ class MSMBases:
         self.offset_total = 0
         self.device = points.device
         self.affine = config.mixed
-        self.device_points = AffinePoints.of(points).data if self.affine else points.data.contiguous()
+        pm = config.point_major
+        self.device_points = AffinePoints.of(points, pm).data if self.affine else (
+            point_major(points).data if pm else points.data.contiguous())
         return self
 
     def __len__(self):
@@ -90,11 +92,12 @@ class MSMBases:
         if self._weighted is None or self._weighted[0] != C:
             self._weighted = None               # the old table goes before the new one is made
             W = n_windows(self.G.r.bit_length(), C)
+            pm = self.config.point_major
             if self.affine:
                 table = weighted_points(self.G, self.device_bases().points(), C, W)
-                self._weighted = (C, AffinePoints.of(table))
+                self._weighted = (C, AffinePoints.of(table, pm))
             else:
-                self._weighted = (C, weighted_points(self.G, self.device_bases(), C, W))
+                self._weighted = (C, weighted_points(self.G, self.device_bases(), C, W, point_major=pm))
         return self._weighted[1]
 
     def memory_bytes(self) -> int:

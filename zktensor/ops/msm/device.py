@@ -128,11 +128,11 @@ class AffinePoints:
         self.G, self.data = G, xy
 
     @classmethod
-    def of(cls, points: PointTensor) -> "AffinePoints":
+    def of(cls, points: PointTensor, point_major: bool = False) -> "AffinePoints":
         """The affine form of 1-D XYZZ points (one batch inversion, and host reads: made
-        once, with the bases, not in an MSM)."""
+        once, with the bases, not in an MSM); `point_major`: in that layout (`point_major`)."""
         xy, _ = points.affine()                  # zero at the identity
-        return cls(points.G, xy.contiguous())
+        return cls(points.G, _point_major(xy) if point_major else xy.contiguous())
 
     @property
     def shape(self) -> tuple:
@@ -148,12 +148,33 @@ class AffinePoints:
         return self.G.from_affine(self.data, inf, check=False)
 
 
-def weighted_points(GS, points: PointTensor, C: int, W: int) -> PointTensor:
+def _point_major(data: torch.Tensor) -> torch.Tensor:
+    """Point words (L, K, m) as a view whose points each lie in K·L consecutive words
+    (strides (1, L, K·L), `MSMConfig.point_major`): a copy unless they already do."""
+    return data.permute(2, 1, 0).contiguous().permute(2, 1, 0)
+
+
+def point_major(points):
+    """A PointTensor or AffinePoints with its words point-major (`MSMConfig.point_major`):
+    only the device program's kernels, which take every stride as an argument, read them
+    without a copy; other point operations copy them back to word-major first."""
+    return type(points)(points.G, _point_major(points.data))
+
+
+def _empty_points(L: int, K: int, m: int, dev, point_major: bool) -> torch.Tensor:
+    """Uninitialised point words (L, K, m), in the layout `MSMConfig.point_major` names."""
+    if point_major:
+        return torch.empty((m, K, L), dtype=torch.int32, device=dev).permute(2, 1, 0)
+    return torch.empty((L, K, m), dtype=torch.int32, device=dev)
+
+
+def weighted_points(GS, points: PointTensor, C: int, W: int, point_major: bool = False) -> PointTensor:
     """The weighted table of 1-D bases for the device program with windows of C bits:
     (W·n,) XYZZ points, 2^(C·t)·P_i at column t·n + i (GZKP's weighted bases, one copy a
-    window). W times the bases' memory, made once by (W - 1)·C doublings of all n points."""
+    window). W times the bases' memory, made once by (W - 1)·C doublings of all n points.
+    `point_major`: the table in that layout (`MSMConfig.point_major`)."""
     n = points.shape[0]
-    out = torch.empty((GS.L, GS.K, W * n), dtype=torch.int32, device=points.device)
+    out = _empty_points(GS.L, GS.K, W * n, points.device, point_major)
     cur = points.reshape(n)
     out[:, :, :n] = cur.data
     for t in range(1, W):
@@ -195,7 +216,9 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
         d = d.permute(1, 0, 2).reshape(1, B, W * n)
         points = type(table)(GS, table.data[:, :, :W * n])
         n, W = W * n, 1
-    S = cfg.segment
+    S, pm = cfg.segment, cfg.point_major
+    if pm:                                  # a no-op for bases kept point-major
+        points = point_major(points)
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
     interpret = dev.type != "cuda"
@@ -220,7 +243,7 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     log_nb = max(1, NB.bit_length())
     for r in range(R):
         lanes = lay["lanes"][r]
-        out = torch.empty((L, K, lanes), dtype=torch.int32, device=dev)
+        out = _empty_points(L, K, lanes, dev, pm)
         args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
                 + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
         _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block)
@@ -232,11 +255,11 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     levels = reduce_levels(C)
     m = 1 << levels[0]
     lanes = rows * N // m
-    ra = torch.empty((L, K, 2 * lanes), dtype=torch.int32, device=dev)
+    ra = _empty_points(L, K, 2 * lanes, dev, pm)
     _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), outs=(0, lanes)), interpret, block)
     for bits_g in levels[1:]:
         G = 1 << bits_g
-        nxt = torch.empty((L, K, 2 * (lanes // G)), dtype=torch.int32, device=dev)
+        nxt = _empty_points(L, K, 2 * (lanes // G), dev, pm)
         _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0),
                                                horner=(G, lanes, G, m.bit_length() - 1, 0), outs=(0, lanes // G)),
             interpret, block)
@@ -247,7 +270,7 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     if stats is not None:
         stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_levels=levels, path="device", weighted=weighted is not None,
-                     mixed=mixed)
+                     mixed=mixed, point_major=pm)
     return PointTensor(GS, res)
 
 

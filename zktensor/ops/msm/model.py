@@ -55,6 +55,14 @@ class MSMConfig:
                  such MSM and kept), so the windows share one row of buckets and no chain of
                  doublings combines them at the end. W times the bases' device memory; off
                  by default until a GPU measures it against the plain program.
+    point_major  Triton target: the device program's point arrays (bases, weighted tables,
+                 each round's segment sums, the reduction's sums) keep each point's words
+                 together (column stride K·L, word stride 1), so that a lane's gather of one
+                 point reads K·L·4 consecutive bytes (BN254 G1: four 32-byte sectors) where
+                 the word-major layout of `PointTensor` (word stride K·n) spreads them over
+                 K·L sectors, each shared with unrelated points. Bases given word-major are
+                 copied once a call (one launch); prepared bases are kept point-major. Off by
+                 default until a GPU measures it against the word-major program.
     mixed        Triton target, prepared bases: keep them (and their weighted table) in affine
                  coordinates on the device, normalised once by `msm_prepare`, so the first
                  accumulation round reads 2 of a base's 4 coordinates and adds it with mixed
@@ -77,6 +85,7 @@ class MSMConfig:
     segment: int = 16
     weighted: bool = False
     mixed: bool = False
+    point_major: bool = False
 
     def __post_init__(self):
         if self.accumulation not in (None,) + ACCUMULATIONS:
