@@ -96,7 +96,8 @@ def one(args) -> dict:
     k = make_scalars(G, n, args.kind).to(args.device)
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
-    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major)
+    cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major,
+                       **({"segment": args.segment} if args.segment else {}))
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
@@ -126,14 +127,14 @@ def one(args) -> dict:
     out["cpu_s"] = time.process_time() - c0          # CPU seconds of one call, all threads
     out.update(median_s=timing.median_s, min_s=timing.min_s, clean=timing.clean, tried=timing.tried,
                times_s=timing.all_s, window=stats.get("window"), chunks=stats.get("chunks"),
-               rounds=stats.get("rounds"), entries=stats.get("entries"),
+               rounds=stats.get("rounds"), entries=stats.get("entries"), segment=stats.get("segment"),
                phase_s={k2: round(v, 4) for k2, v in stats.get("time", {}).items()},
                peak_rss_bytes=(_vm_kib("VmHWM") - base_rss) * 1024)
     return out
 
 
 def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
-            weighted=False, mixed=False, point_major=False) -> dict:
+            weighted=False, mixed=False, point_major=False, segment=None) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
@@ -146,6 +147,8 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, 
         cmd += ["--mixed"]
     if point_major:
         cmd += ["--point-major"]
+    if segment:
+        cmd += ["--segment", str(segment)]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -188,6 +191,8 @@ def main(argv=None) -> int:
                          "(MSMConfig.mixed: mixed additions in the first accumulation round), and on "
                          "their affine weighted table with --weighted")
     ap.add_argument("--point-major", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--segment", type=int, default=None,
+                    help="--device cuda: entries a lane of the accumulation adds (MSMConfig.segment)")
     ap.add_argument("--layouts", default="word",
                     help="--device cuda: the device program's point layouts to time, comma-separated: "
                          "word (PointTensor's), point (MSMConfig.point_major)")
@@ -203,8 +208,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     layouts = args.layouts.split(",")
-    if (args.weighted or args.mixed or args.point_major or layouts != ["word"]) and args.device != "cuda":
-        ap.error("--weighted, --mixed, --layouts: the device program's bases (--device cuda)")
+    if (args.weighted or args.mixed or args.point_major or args.segment or layouts != ["word"]) \
+            and args.device != "cuda":
+        ap.error("--weighted, --mixed, --layouts, --segment: the device program (--device cuda)")
     if not set(layouts) <= {"word", "point"}:
         ap.error(f"--layouts: word and/or point, got {args.layouts!r}")
     if args.one:
@@ -240,7 +246,7 @@ def main(argv=None) -> int:
                         ("_mixed" if mixed else "") + ("_pm" if pm else "")
                     try:
                         r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
-                                    args.checkpoint, args.device, weighted, mixed, pm)
+                                    args.checkpoint, args.device, weighted, mixed, pm, args.segment)
                     except RuntimeError as e:
                         if not args.keep_going:
                             raise
@@ -254,7 +260,7 @@ def main(argv=None) -> int:
                     extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"], "cpu_s": r["cpu_s"],
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
-                             "counts": r.get("counts"), "arith": r["arith"]}
+                             "counts": r.get("counts"), "arith": r["arith"], "segment": r.get("segment")}
                     if prepared or weighted:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)

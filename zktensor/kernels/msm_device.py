@@ -490,18 +490,20 @@ def strides(t: torch.Tensor) -> list:
     return [t, t.stride(2), t.stride(0), t.stride(1)]
 
 
-INDEX_ARGS = ("order", "digits", "seg_end", "start")        # int64 tensors; other pointers: points
+INDEX_ARGS = ("order", "seg_end", "start")        # int64 tensors; digits int32; other pointers: points
 
 
 def aot_signature(fn, block: int) -> tuple[dict, dict]:
     """(signature, constexprs) of a device-MSM kernel as it is launched, for `runtime.aot`:
-    index arrays *i64, point arrays *i32, every size i64, BLOCK the only constexpr."""
+    index arrays *i64, digits and point arrays *i32, every size i64, BLOCK the only constexpr."""
     sig, const = {}, {}
     for a in fn.arg_names:
         if a == "BLOCK":
             sig[a], const[a] = "constexpr", block
         elif a in INDEX_ARGS:
             sig[a] = "*i64"
+        elif a == "digits":
+            sig[a] = "*i32"
         elif a in ("src", "out", "dst"):
             sig[a] = "*i32"
         else:

@@ -77,14 +77,17 @@ def _window_words(C: int, W: int, device: str):
 
 
 def signed_digits_torch(words: torch.Tensor, C: int, W: int) -> torch.Tensor:
-    """Signed digits (W, m) int64 of scalars given as standard-form words (Lr, m) int32 on any
+    """Signed digits (W, m) int32 of scalars given as standard-form words (Lr, m) int32 on any
     device, W windows of C bits, in closed form (no carry chain): with w_t window t's bits
     and b_i bit i of the scalar, d_t = w_t + b_(tC-1) - 2^C·b_((t+1)C-1). The sum telescopes
-    to the scalar and |d_t| <= 2^(C-1); a few whole-tensor torch operations, no host read."""
+    to the scalar and |d_t| <= 2^(C-1); a few whole-tensor torch operations, no host read.
+    int32 (C <= 30): half the bytes of every pass over the W·m digits, the sort's included."""
+    if not 1 <= C <= 30:
+        raise ValueError(f"signed digits of 1..30 bits, got {C}")
     idx, sh = _window_words(C, W, str(words.device))
     w = Fn.pad(words.to(torch.int64) & 0xFFFFFFFF, (0, 0, 0, 2))       # two zero words past the top
     lohi = w.index_select(0, idx)
-    win = ((lohi[:W] | (lohi[W:] << 32)) >> sh) & ((1 << C) - 1)
+    win = (((lohi[:W] | (lohi[W:] << 32)) >> sh) & ((1 << C) - 1)).to(torch.int32)
     top = win >> (C - 1)
     return win + Fn.pad(top[:-1], (0, 0, 1, 0)) - (top << C)
 
