@@ -32,7 +32,8 @@
 # and profiles the device MSM on weighted tables (MSMConfig.weighted: no window combination),
 # GPU_MIXED (1) each on affine bases (MSMConfig.mixed: mixed additions in the first
 # accumulation round), GPU_LAYOUTS (word,point) each with the device program's point arrays
-# word-major and point-major (MSMConfig.point_major); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
+# word-major and point-major (MSMConfig.point_major); GPU_PROFILE_VARIANTS names the profiles
+# instead (e.g. "plain plain-pm weighted-mixed-pm"); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
 # H100/H200: runtime.target.gpu_default);
 # GPU_PACK_CACHE=0 leaves Triton's cache unpacked (a session's last call). No node there:
 # bench.groth16 writes its circuits from Python (bench/pycircuits.py), makes their keys with
@@ -218,6 +219,7 @@ for step in $STEPS; do
             [ "${GPU_MIXED:-1}" = 1 ] && vs="$vs $(for v in $vs; do echo "$v-mixed"; done)"
             case ",${GPU_LAYOUTS:-word,point}," in *,point,*) vs="$vs $(for v in $vs; do echo "$v-pm"; done)" ;; esac
             case ",${GPU_LAYOUTS:-word,point}," in *,word,*) ;; *) vs="$(for v in $vs; do case $v in *-pm) echo $v ;; esac; done)" ;; esac
+            vs="${GPU_PROFILE_VARIANTS:-$vs}"
             for v in $vs; do
                 run_step "profile-$s-$v" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \
                     --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_${s}_$v.json" \
