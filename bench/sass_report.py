@@ -8,6 +8,7 @@ memory, and the instruction mix of the kernel and of one field multiplication
     python bench/sass_report.py                     # all fields, int32 and fp64, sm_90a
     python bench/sass_report.py --fields bn254.fr --arch sm_80 --json out.json
     python bench/sass_report.py --proof-kernels --curve bn254 --json bench/results/sass_proof_kernels.json
+    python bench/sass_report.py --proof-kernels --only msm_g1.acc --strategies fp64 --max-registers 0,168,128
 
 `--proof-kernels`: every kernel a Groth16 proof on the curve launches on the Triton
 target, per strategy: the field and point programs that `python -m zktensor.prebuild`
@@ -116,11 +117,14 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
     return out
 
 
-def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None = None) -> list:
+def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None = None,
+                 max_registers=(None,)) -> list:
     """Compile every kernel of `proof_kernels` (those whose label contains `only`, if given)
     in a fresh process with an empty Triton cache, so that every figure is a cold compile.
     With jobs = 1 the compiling process's CPU seconds (its children's rusage) are exact and
-    reported as cpu_s; the wall seconds of a loaded machine are not a compile time."""
+    reported as cpu_s; the wall seconds of a loaded machine are not a compile time.
+    `max_registers`: the device MSM's kernels once for each cap (None: uncapped;
+    `MSMConfig.max_registers`), labelled `kernel@cap`; the other kernels uncapped."""
     import concurrent.futures
     import os
     import resource
@@ -137,16 +141,19 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="sass_report_triton_")      # cold: nothing cached
     rows = []
     for strategy in strategies:
-        kernels = [k for k in proof_kernels(curve, strategy, manifest) if only is None or only in k[0]]
+        kernels = [k + (cap,) for k in proof_kernels(curve, strategy, manifest) if only is None or only in k[0]
+                   for cap in (max_registers if k[0].startswith("msm_") else (None,))]
         t0 = time.perf_counter()
 
         def one(k):
-            label, fn, sig, const, warps, coalesce = k
+            label, fn, sig, const, warps, coalesce, cap = k
+            label += f"@{cap}" if cap else ""
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            r = aot.compile_kernel(fn, arch, sig, const, warps, coalesce=coalesce)
+            r = aot.compile_kernel(fn, arch, sig, const, warps, coalesce=coalesce, maxnreg=cap)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-            return dict(kernel=label, strategy=strategy, arch=arch, num_warps=warps, registers=r["registers"],
+            return dict(kernel=label, strategy=strategy, arch=arch, num_warps=warps, max_registers=cap,
+                        registers=r["registers"],
                         local_bytes=r["local_bytes"], spills=r["spills"],
                         spill_instructions=r["sass"].get("STL", 0) + r["sass"].get("LDL", 0), seconds=r["seconds"],
                         cpu_s=round(cpu, 2) if jobs == 1 else None,
@@ -191,10 +198,14 @@ def main(argv=None):
     ap.add_argument("--curve", default="bn254")
     ap.add_argument("--jobs", type=int, default=2, help="--proof-kernels: compiles at a time (1: CPU seconds exact)")
     ap.add_argument("--only", default=None, help="--proof-kernels: only kernels whose label contains this")
+    ap.add_argument("--max-registers", default="",
+                    help="--proof-kernels: register caps for the device MSM's kernels, comma-separated "
+                         "(0: uncapped; MSMConfig.max_registers), each compiled once per cap")
     ap.add_argument("--note", default=None, help="--proof-kernels: a note stored with the JSON (the machine's state)")
     args = ap.parse_args(argv)
     if args.proof_kernels:
-        rows = proof_report(args.curve, args.strategies.split(","), args.arch, args.jobs, args.only)
+        caps = tuple(int(c) or None for c in args.max_registers.split(",")) if args.max_registers else (None,)
+        rows = proof_report(args.curve, args.strategies.split(","), args.arch, args.jobs, args.only, caps)
         if args.json:
             import time
             import triton

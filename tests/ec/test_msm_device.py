@@ -201,10 +201,10 @@ def test_point_major_exact_no_sync(monkeypatch, bases):
 
         def run(given, pm, run_kernels):
             """Launches of one MSM over `given` bases (or the table in `given`'s layout)."""
-            def launch(kernel, grid, args, interpret, block):
+            def launch(kernel, grid, args, interpret, block, max_registers=None):
                 seen.append([a for a in args if isinstance(a, torch.Tensor) and a.dim() == 3])
                 if run_kernels:
-                    real(kernel, grid, args, interpret, block)
+                    real(kernel, grid, args, interpret, block, max_registers)
                 else:
                     with counters.kernel():
                         pass
@@ -293,7 +293,7 @@ def _count_launches(monkeypatch, name, n):
     but the kernels' interpreted runs left out (their results are not looked at)."""
     made = []
 
-    def launch(kernel, grid, args, interpret, block):
+    def launch(kernel, grid, args, interpret, block, max_registers=None):
         with counters.kernel():
             made.append(kernel)
     monkeypatch.setattr(device, "_launch", launch)
@@ -423,15 +423,15 @@ def test_signed_digits_full_width():
 # -- ahead-of-time compilation for sm_90a ---------------------------------------------------
 
 
-def _aot(name, strategy, kernel):
+def _aot(name, strategy, kernel, maxnreg=None):
     """(registers, local bytes, spill instructions) of a device-MSM kernel for sm_90a, with
     the signature it is launched with (every size a runtime argument), at MSMConfig's block
-    and the warps it launches with."""
+    and the warps it launches with (and `maxnreg`: MSMConfig.max_registers)."""
     from zktensor.runtime import aot
     block = MSMConfig().block
     fn = getattr(msm_device.module(zt.group(name), strategy, "cuda", interpret=False), kernel)
     sig, const = msm_device.aot_signature(fn, block)
-    rep = aot.compile_kernel(fn, "sm_90a", sig, const, num_warps=msm_triton.num_warps(block))
+    rep = aot.compile_kernel(fn, "sm_90a", sig, const, num_warps=msm_triton.num_warps(block), maxnreg=maxnreg)
     return rep["registers"], rep["local_bytes"], rep["sass"].get("STL", 0) + rep["sass"].get("LDL", 0)
 
 
@@ -459,6 +459,29 @@ def test_aot_sm90a(name, kernel, strategy):
     if (name, kernel, strategy) in SPILL_FREE:
         assert local == 0 and spills == 0, f"{name} {kernel} ({strategy}): {regs} registers, {local} bytes local, " \
                                            f"{spills} spills"
+
+
+def test_max_registers_caps_every_launch(monkeypatch):
+    """MSMConfig.max_registers reaches every launch of the device program (it is a compile
+    option: `msm_device.launch` hands it to Triton as maxnreg), and ptxas keeps the kernel
+    within it; values outside 24..255 are refused by name."""
+    caps = []
+
+    def launch(kernel, grid, args, interpret, block, max_registers=None):
+        with counters.kernel():
+            caps.append(max_registers)
+    monkeypatch.setattr(device, "_launch", launch)
+    G = zt.group("bn254.g1")
+    with zt.config(target="triton"):
+        device.device_msm(G, G.Fr.tensor([3, 5]), G.generator((2,)), MSMConfig(max_registers=128), {})
+    assert caps and set(caps) == {128}
+    for bad in (16, 256):
+        with pytest.raises(ValueError, match="max_registers must be in 24..255"):
+            MSMConfig(max_registers=bad)
+    from zktensor.runtime import aot
+    if aot.available():
+        regs, _, _ = _aot("bn254.g1", "fp64", "accumulate_affine", maxnreg=128)
+        assert regs <= 128
 
 
 def test_cpu_target_reports_counts():

@@ -59,17 +59,18 @@ def elementwise_signature(arg_names, block: int = 128) -> tuple[dict, dict]:
 
 
 def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, num_warps: int = 4,
-                   timeout: float | None = None, coalesce: bool = False) -> dict:
+                   timeout: float | None = None, coalesce: bool = False, maxnreg: int | None = None) -> dict:
     """Compile one @triton.jit kernel (defined in a file) for `arch` in a fresh process.
 
     Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "seconds"}.
     `signature`/`constexprs` default to the generated elementwise kernels' convention.
     `coalesce`: run Triton's coalescing pass, as the NTT kernel's launches do; limb
-    kernels are launched without it (runtime/triton_passes.py), and compiled so here."""
+    kernels are launched without it (runtime/triton_passes.py), and compiled so here.
+    `maxnreg`: ptxas's register cap, as a launch's `maxnreg` option sets it."""
     py = getattr(fn, "fn", fn)                       # JITFunction -> the Python function
     request = {"path": py.__code__.co_filename, "name": py.__name__, "arch": arch,
                "signature": signature, "constexprs": constexprs, "num_warps": num_warps,
-               "coalesce": coalesce}
+               "coalesce": coalesce, "maxnreg": maxnreg}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     try:
         res = subprocess.run([sys.executable, os.path.abspath(__file__)], input=json.dumps(request),
@@ -125,7 +126,8 @@ def _worker() -> None:
     with contextlib.nullcontext() if req["coalesce"] else passes.skip_coalesce():
         compiled = triton.compile(ASTSource(fn=fn, signature=sig, constexprs=const or {}),
                                   target=GPUTarget("cuda", ARCHS[req["arch"]], 32),
-                                  options={"num_warps": req["num_warps"]})
+                                  options={"num_warps": req["num_warps"],
+                                           **({"maxnreg": req["maxnreg"]} if req.get("maxnreg") else {})})
     seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "k.cubin")

@@ -12,7 +12,7 @@ Per op and device (values outside what the hardware has are never offered):
 |---|---|---|
 | mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK with num_warps = BLOCK / 32 (or / 64), num_stages |
 | ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, strategy |
-| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split, then the lanes loop against the best tree | the device MSM: window (around `device_window`), segment, BLOCK (warps = BLOCK / 32), strategy |
+| msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split, then the lanes loop against the best tree | the device MSM: window (around `device_window`), point-major arrays, segment, BLOCK (warps = BLOCK / 32), register cap, strategy |
 | msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | as msm (the device keeps prepared bases as they are) |
 """
 from __future__ import annotations
@@ -202,8 +202,9 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
 
 def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -> Space:
     """The device MSM (`ops.msm.device`, prepared bases included: it keeps them as they are):
-    its window around `device_window`, the segment a lane of the accumulation adds, the
-    point kernels' block (warps = block // 32, one column a thread) and the strategy; the
+    its window around `device_window`, point-major arrays (`MSMConfig.point_major`), the
+    segment a lane of the accumulation adds, the point kernels' block (warps = block // 32,
+    one column a thread), a register cap (`MSMConfig.max_registers`) and the strategy; the
     CPU plan's knobs (chunks, reduction, tree and inversion blocks, checkpoints, the sparse
     split) do nothing there."""
     from ..ops.msm.device import MAX_DEVICE_WINDOW, device_window
@@ -211,5 +212,6 @@ def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -
     windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_DEVICE_WINDOW and c != c0]
     first = gpu_default(device)
     base = {"window": c0, "segment": 16, "block": 64, "strategy": first}
-    return Space(base, [Axis("window", windows), Axis("segment", [8, 32]), Axis("block", [32, 128]),
+    return Space(base, [Axis("window", windows), Axis("point_major", [True]), Axis("segment", [8, 32]),
+                        Axis("block", [32, 128]), Axis("max_registers", [168, 128]),
                         Axis("strategy", [s for s in ("int32", "fp64") if s != first])])

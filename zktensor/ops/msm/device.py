@@ -102,17 +102,17 @@ def _const(key, make):
     return v
 
 
-def _launch(kernel, grid, args, interpret: bool, block: int):
-    msm_device.launch(kernel, grid, args, interpret, block)       # (a seam the tests and prebuild replace)
+def _launch(kernel, grid, args, interpret: bool, block: int, max_registers: int | None = None):
+    msm_device.launch(kernel, grid, args, interpret, block, max_registers)  # (a seam the tests and prebuild replace)
 
 
-def _go(kernel, lanes: int, args, interpret: bool, block: int):
+def _go(kernel, lanes: int, args, interpret: bool, block: int, max_registers: int | None = None):
     """Launch `kernel` over `lanes` columns. Interpreted, a program covers every lane up to
     INTERPRET_BLOCK, rounded up to a power of two only as far as the lanes need: the
     interpreter's numpy work per operation grows with the block, masked lanes included."""
     if interpret:
         block = min(INTERPRET_BLOCK, max(16, 1 << (lanes - 1).bit_length()))
-    _launch(kernel, (triton_cdiv(lanes, block),), args, interpret, block)
+    _launch(kernel, (triton_cdiv(lanes, block),), args, interpret, block, max_registers)
 
 
 
@@ -222,7 +222,7 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
     interpret = dev.type != "cuda"
-    block = cfg.block
+    block, cap = cfg.block, cfg.max_registers
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
     # 2: keys, sort, bucket starts
@@ -248,7 +248,7 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
         out = _empty_points(L, K, lanes, dev, pm)
         args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
                 + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
-        _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block)
+        _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block, cap)
         src = out
     # 4: the bucket reduction, level by level (bucket (row, v) is column row·N + v - 1 of the
     # last round's output): blocks of m buckets a lane, their sums r and weighted sums a
@@ -258,17 +258,17 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     m = 1 << levels[0]
     lanes = rows * N // m
     ra = _empty_points(L, K, 2 * lanes, dev, pm)
-    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), outs=(0, lanes)), interpret, block)
+    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), outs=(0, lanes)), interpret, block, cap)
     for bits_g in levels[1:]:
         G = 1 << bits_g
         nxt = _empty_points(L, K, 2 * (lanes // G), dev, pm)
         _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0),
                                                horner=(G, lanes, G, m.bit_length() - 1, 0), outs=(0, lanes // G)),
-            interpret, block)
+            interpret, block, cap)
         ra, lanes, m = nxt, lanes // G, m * G
     # 5: windows: Horner over each batch row's W window sums (T at column rows + b·W + t of ra)
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
-    _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block)
+    _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block, cap)
     if stats is not None:
         stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_levels=levels, path="device", weighted=weighted is not None,

@@ -48,6 +48,12 @@ class MSMConfig:
     strategy     multiplication strategy of every kernel; None: `auto_strategy`
     block        Triton target: columns (threads) a program of the device MSM's point kernels;
                  num_warps = block // 32, one column a thread
+    max_registers  Triton target: a cap on the registers a thread of the device program's
+                 kernels may use (ptxas's .maxnreg; None: ptxas's choice, 255 for their
+                 fused point formulas): 128 doubles the resident warps of an SM where the
+                 uncapped kernels hold 8, for spills to local memory (`bench/sass_report.py
+                 --max-registers` counts both). For the autotuner: which wins is a GPU's
+                 measurement, not yet made.
     segment      Triton target: entries a lane of the accumulation kernel adds in its loop (a
                  bucket longer than that is cut into segments, summed again in later rounds)
     weighted     Triton target, prepared bases (`msm_prepare`): run against their weighted
@@ -83,6 +89,7 @@ class MSMConfig:
     strategy: str | None = None
     block: int = 64
     segment: int = 16
+    max_registers: int | None = None
     weighted: bool = False
     mixed: bool = False
     point_major: bool = False
@@ -95,6 +102,8 @@ class MSMConfig:
             raise ValueError(f"MSMConfig.reduction must be one of {REDUCTIONS}, got {self.reduction!r}")
         if self.block < 32 or self.block & (self.block - 1):
             raise ValueError(f"MSMConfig.block must be a power of two >= 32, got {self.block}")
+        if self.max_registers is not None and not 24 <= self.max_registers <= 255:
+            raise ValueError(f"MSMConfig.max_registers must be in 24..255 or None, got {self.max_registers}")
         if self.segment < 2:
             raise ValueError(f"MSMConfig.segment must be at least 2, got {self.segment}")
 
