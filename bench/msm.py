@@ -97,7 +97,8 @@ def one(args) -> dict:
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
     cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major,
-                       **({"segment": args.segment} if args.segment else {}))
+                       **({"segment": args.segment} if args.segment else {}),
+                       **({"max_registers": args.max_registers} if args.max_registers else {}))
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
@@ -134,7 +135,7 @@ def one(args) -> dict:
 
 
 def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
-            weighted=False, mixed=False, point_major=False, segment=None) -> dict:
+            weighted=False, mixed=False, point_major=False, segment=None, max_registers=None) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
@@ -149,6 +150,8 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, 
         cmd += ["--point-major"]
     if segment:
         cmd += ["--segment", str(segment)]
+    if max_registers:
+        cmd += ["--max-registers", str(max_registers)]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -193,6 +196,9 @@ def main(argv=None) -> int:
     ap.add_argument("--point-major", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--segment", type=int, default=None,
                     help="--device cuda: entries a lane of the accumulation adds (MSMConfig.segment)")
+    ap.add_argument("--max-registers", type=int, default=None,
+                    help="--device cuda: ptxas's register cap for the device program's kernels "
+                         "(MSMConfig.max_registers)")
     ap.add_argument("--layouts", default="word",
                     help="--device cuda: the device program's point layouts to time, comma-separated: "
                          "word (PointTensor's), point (MSMConfig.point_major)")
@@ -208,9 +214,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
     layouts = args.layouts.split(",")
-    if (args.weighted or args.mixed or args.point_major or args.segment or layouts != ["word"]) \
-            and args.device != "cuda":
-        ap.error("--weighted, --mixed, --layouts, --segment: the device program (--device cuda)")
+    if (args.weighted or args.mixed or args.point_major or args.segment or args.max_registers
+            or layouts != ["word"]) and args.device != "cuda":
+        ap.error("--weighted, --mixed, --layouts, --segment, --max-registers: the device program (--device cuda)")
     if not set(layouts) <= {"word", "point"}:
         ap.error(f"--layouts: word and/or point, got {args.layouts!r}")
     if args.one:
@@ -246,7 +252,8 @@ def main(argv=None) -> int:
                         ("_mixed" if mixed else "") + ("_pm" if pm else "")
                     try:
                         r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
-                                    args.checkpoint, args.device, weighted, mixed, pm, args.segment)
+                                    args.checkpoint, args.device, weighted, mixed, pm, args.segment,
+                                    args.max_registers)
                     except RuntimeError as e:
                         if not args.keep_going:
                             raise
@@ -260,7 +267,8 @@ def main(argv=None) -> int:
                     extra = {"scalars": kind, "window": r["window"], "chunks": r["chunks"], "cpu_s": r["cpu_s"],
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
-                             "counts": r.get("counts"), "arith": r["arith"], "segment": r.get("segment")}
+                             "counts": r.get("counts"), "arith": r["arith"], "segment": r.get("segment"),
+                             "max_registers": args.max_registers}
                     if prepared or weighted:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)

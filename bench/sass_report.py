@@ -154,7 +154,8 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
             cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
             return dict(kernel=label, strategy=strategy, arch=arch, num_warps=warps, max_registers=cap,
                         registers=r["registers"],
-                        local_bytes=r["local_bytes"], spills=r["spills"],
+                        local_bytes=r["local_bytes"], stack_bytes=r.get("stack_bytes"), spills=r["spills"],
+                        functions=r.get("functions"),
                         spill_instructions=r["sass"].get("STL", 0) + r["sass"].get("LDL", 0), seconds=r["seconds"],
                         cpu_s=round(cpu, 2) if jobs == 1 else None,
                         occupancy=round(occupancy(r["registers"], warps), 3), sass=r["sass"],

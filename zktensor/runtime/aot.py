@@ -137,11 +137,28 @@ def _worker() -> None:
                              check=True).stdout
         sass = subprocess.run([_tool("cuobjdump"), "-sass", cubin], capture_output=True, text=True,
                               check=True).stdout
-    regs = int(re.search(r"REG:(\d+)", res).group(1))
-    local = int(re.search(r"LOCAL:(\d+)", res).group(1))
+    usage = resource_usage(res)
+    mine = usage.get(req["name"]) or next(iter(usage.values()))
     ops = sass_mix(sass)
-    print(json.dumps({"arch": req["arch"], "registers": regs, "local_bytes": local, "sass": ops,
-                      "spills": "STL" in ops or "LDL" in ops or local > 0, "seconds": round(seconds, 2)}))
+    print(json.dumps({"arch": req["arch"], "registers": mine["REG"], "local_bytes": mine["LOCAL"],
+                      "stack_bytes": mine.get("STACK", 0), "functions": usage, "sass": ops,
+                      "spills": "STL" in ops or "LDL" in ops or mine["LOCAL"] > 0, "seconds": round(seconds, 2)}))
+
+
+def resource_usage(text: str) -> dict:
+    """{function: {"REG": n, "STACK": n, "LOCAL": n, ...}} from `cuobjdump -res-usage`: the
+    kernel's own line, not the first one (a cubin may list helper functions first)."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r"\s*Function ([^:\s]+):", line)
+        if m:
+            name = m.group(1)
+        elif name is not None and "REG:" in line:
+            out[name] = {k: int(v) for k, v in re.findall(r"([A-Z]+(?:\[\d+\])?):(\d+)", line) if "[" not in k}
+            name = None
+    if not out:
+        raise RuntimeError(f"cuobjdump -res-usage gave no function's registers:\n{text[:2000]}")
+    return out
 
 
 if __name__ == "__main__":
