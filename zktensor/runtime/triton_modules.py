@@ -65,12 +65,64 @@ def generated_module(src: str, key: str, meta: dict, interpret: bool):
 
 def load_triton_module(path: str, interpret: bool):
     """Import generated Triton source; `interpret` picks the CPU interpreter."""
-    with triton_mode(interpret):
+    with triton_mode(interpret), _sources_from(path):
         name = f"zktensor_gen_{Path(path).parent.name}_{'i' if interpret else 'c'}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     return mod
+
+
+def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
+    """{first line: (lines, first line)} of every top-level function of a generated module,
+    decorators included, as `inspect.getsourcelines` gives them: from the first decorator
+    to the function's last line of code (comment and blank lines after it left out).
+
+    Triton's `@jit` takes each function's source from `inspect.getsourcelines`, which
+    tokenizes the function in pure Python: 1.5 s for the ~370,000 tokens of the BN254 G2
+    device-MSM module, paid by every process that loads it (on a GPU, part of each new
+    process's first proof). Our generators write every function at column 0, its header on
+    the `def` line and its body indented, with no multi-line string reaching column 0, so
+    a function ends where the next code line at column 0 begins; tests/runtime compares this
+    with inspect for every generated module kind."""
+    with open(path) as f:
+        lines = f.readlines()
+    blocks, i, n = {}, 0, len(lines)
+    while i < n:
+        if not lines[i].startswith(("@", "def ")):
+            i += 1
+            continue
+        first = i
+        while not lines[i].startswith("def "):         # the decorators
+            i += 1
+        last, i = i, i + 1
+        while i < n and (lines[i][:1] in (" ", "\t", "#") or not lines[i].strip()):
+            if lines[i].strip() and not lines[i].lstrip().startswith("#"):
+                last = i
+            i += 1
+        blocks[first + 1] = (lines[first:last + 1], first + 1)
+    return blocks
+
+
+@contextlib.contextmanager
+def _sources_from(path: str):
+    """`inspect.getsourcelines` answered from `source_blocks(path)` for the functions of
+    that file while it is imported (one import at a time: `triton_mode` holds the import
+    lock); any other object is inspect's own business."""
+    import inspect
+    blocks, real = source_blocks(path), inspect.getsourcelines
+
+    def getsourcelines(obj):
+        code = getattr(obj, "__code__", None)
+        if code is not None and code.co_filename == path and code.co_firstlineno in blocks:
+            src, first = blocks[code.co_firstlineno]
+            return list(src), first
+        return real(obj)
+    inspect.getsourcelines = getsourcelines
+    try:
+        yield
+    finally:
+        inspect.getsourcelines = real
 
 
 # a compile pass in N processes (runtime/compile_shards.py): every module that launches
