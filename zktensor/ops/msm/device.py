@@ -130,7 +130,8 @@ class AffinePoints:
     @classmethod
     def of(cls, points: PointTensor, point_major: bool = False) -> "AffinePoints":
         """The affine form of 1-D XYZZ points (one batch inversion, and host reads: made
-        once, with the bases, not in an MSM); `point_major`: in that layout (`point_major`)."""
+        once, with the bases, not in an MSM); `point_major`: their words point-major
+        (`MSMConfig.point_major`)."""
         xy, _ = points.affine()                  # zero at the identity
         return cls(points.G, _point_major(xy) if point_major else xy.contiguous())
 
