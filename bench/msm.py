@@ -97,8 +97,7 @@ def one(args) -> dict:
     setup_s = time.perf_counter() - t0
     sync = torch.cuda.synchronize if args.device == "cuda" else None
     cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major,
-                       **({"segment": args.segment} if args.segment else {}),
-                       **({"max_registers": args.max_registers} if args.max_registers else {}))
+                       segment=args.segment or zt.MSMConfig.segment, max_registers=args.max_registers)
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}

@@ -215,10 +215,12 @@ for step in $STEPS; do
         done ;;
     profile)        # which kernels make up a device MSM's time (bench/gpu_profile.py)
         for s in ${GPU_STRATEGIES//,/ }; do
-            vs="plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted)"
-            [ "${GPU_MIXED:-1}" = 1 ] && vs="$vs $(for v in $vs; do echo "$v-mixed"; done)"
-            case ",${GPU_LAYOUTS:-word,point}," in *,point,*) vs="$vs $(for v in $vs; do echo "$v-pm"; done)" ;; esac
-            case ",${GPU_LAYOUTS:-word,point}," in *,word,*) ;; *) vs="$(for v in $vs; do case $v in *-pm) echo $v ;; esac; done)" ;; esac
+            base="plain $([ "${GPU_WEIGHTED:-1}" = 1 ] && echo weighted)"
+            [ "${GPU_MIXED:-1}" = 1 ] && base="$base $(for v in $base; do echo "$v-mixed"; done)"
+            vs=""               # each in every layout of GPU_LAYOUTS (point-major: "-pm")
+            for lay in $(echo "${GPU_LAYOUTS:-word,point}" | tr , ' '); do
+                for v in $base; do vs="$vs $v$([ "$lay" = point ] && echo -pm)"; done
+            done
             vs="${GPU_PROFILE_VARIANTS:-$vs}"
             for v in $vs; do
                 run_step "profile-$s-$v" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_profile --device cuda \

@@ -421,6 +421,10 @@ def test_signed_digits_full_width():
             col = [d[t][j] for t in range(W)]
             assert all(abs(x) <= 1 << (C - 1) for x in col), (C, k, col)
             assert sum(x << (C * t) for t, x in enumerate(col)) == k, (C, k, col)
+        assert msm_scalars.signed_digits_torch(words, C, W).dtype == torch.int32
+    for C in (0, 31):                       # int32 digits hold windows of up to 30 bits
+        with pytest.raises(ValueError, match="signed digits of 1..30 bits"):
+            msm_scalars.signed_digits_torch(words, C, 2)
 
 
 # -- ahead-of-time compilation for sm_90a ---------------------------------------------------

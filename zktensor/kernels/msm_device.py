@@ -504,9 +504,7 @@ def aot_signature(fn, block: int) -> tuple[dict, dict]:
             sig[a], const[a] = "constexpr", block
         elif a in INDEX_ARGS:
             sig[a] = "*i64"
-        elif a == "digits":
-            sig[a] = "*i32"
-        elif a in ("src", "out", "dst"):
+        elif a in ("digits", "src", "out", "dst"):
             sig[a] = "*i32"
         else:
             sig[a] = "i64"

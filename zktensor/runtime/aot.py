@@ -154,7 +154,7 @@ def resource_usage(text: str) -> dict:
         if m:
             name = m.group(1)
         elif name is not None and "REG:" in line:
-            out[name] = {k: int(v) for k, v in re.findall(r"([A-Z]+(?:\[\d+\])?):(\d+)", line) if "[" not in k}
+            out[name] = {k: int(v) for k, v in re.findall(r"([A-Z]+):(\d+)", line)}     # not CONSTANT[i]
             name = None
     if not out:
         raise RuntimeError(f"cuobjdump -res-usage gave no function's registers:\n{text[:2000]}")

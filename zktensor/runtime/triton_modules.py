@@ -79,9 +79,9 @@ def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
     to the function's last line of code (comment and blank lines after it left out).
 
     Triton's `@jit` takes each function's source from `inspect.getsourcelines`, which
-    tokenizes the function in pure Python: 1.5 s for the ~370,000 tokens of the BN254 G2
-    device-MSM module, paid by every process that loads it (on a GPU, part of each new
-    process's first proof). Our generators write every function at column 0, its header on
+    tokenizes the function in pure Python: for our large straight-line modules most of
+    their load, paid by every process that loads them (on a GPU, part of each new
+    process's first proof; the figures are in the commit that made this). Our generators write every function at column 0, its header on
     the `def` line and its body indented, with no multi-line string reaching column 0, so
     a function ends where the next code line at column 0 begins; tests/runtime compares this
     with inspect for every generated module kind."""

@@ -229,11 +229,12 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     # 2: keys, sort, bucket starts
     # int32 keys while they fit: the radix sort's passes follow the key's width
     kd = torch.int32 if NB < (1 << 31) - 1 else torch.int64
-    rowbase = _const(("rowbase", B, W, N, kd, str(dev)), lambda: (            # (W, B, 1): row b·W + t
-        (torch.arange(W, device=dev)[:, None] + W * torch.arange(B, device=dev)[None, :]) * N - 1)[:, :, None].to(kd))
+    rowbase = _const(("rowbase", B, W, N, str(dev)), lambda: (                 # (W, B, 1): row b·W + t
+        (torch.arange(W, device=dev, dtype=kd)[:, None] + W * torch.arange(B, device=dev, dtype=kd)[None, :])
+        * N - 1)[:, :, None])
     keys = torch.where(d != 0, d.abs().to(kd) + rowbase, NB).reshape(-1)
     sorted_keys, order = torch.sort(keys)
-    bounds, pw = _const(("bounds", NB, R, S, kd, str(dev)), lambda: (
+    bounds, pw = _const(("bounds", NB, R, S, str(dev)), lambda: (
         torch.arange(NB + 1, device=dev, dtype=kd), torch.tensor([[S ** r] for r in range(1, R + 1)], device=dev)))
     start = torch.searchsorted(sorted_keys, bounds)                    # (NB + 1,)
     counts = start[1:] - start[:-1]
