@@ -48,3 +48,50 @@ def test_other_objects_go_to_inspect(tmp_path):
                       12: (["def g():\n", "    pass\n"], 12)}
     with triton_modules._sources_from(str(path)):
         assert inspect.getsourcelines(test_other_objects_go_to_inspect)[1] > 1
+
+
+def _jit_functions(mod):
+    return [f for f in vars(mod).values() if hasattr(f, "fn") and hasattr(f, "hash")
+            and getattr(f.fn, "__code__", None) is not None]
+
+
+def test_triton_walk_accepts_every_kind():
+    """What `preset_cache_keys` skips, Triton's dependency walk, still accepts every function
+    of every kind of generated module (it refuses a call to a plain Python function), and
+    finds no global value that a kernel reads: the file's text is all that the key needs."""
+    for kind, mod in _modules("int32").items():
+        fns = _jit_functions(mod)
+        assert fns, kind
+        preset = {f: f.hash for f in fns}
+        try:
+            for f in fns:
+                f.hash = None
+            for f in fns:
+                assert len(f.cache_key) == 64, (kind, f.fn.__name__)
+                assert not f.used_global_vals, (kind, f.fn.__name__, list(f.used_global_vals))
+        finally:
+            for f, h in preset.items():
+                f.hash, f.used_global_vals = h, {}
+
+
+def test_preset_keys_follow_the_text(tmp_path):
+    """Compiled modules come with their keys: one per function, and all new when the text
+    changes anywhere (a callee's formula is part of its callers' keys)."""
+    mod = _modules("int32")["sparse"]
+    fns = _jit_functions(mod)
+    keys = [f.hash for f in fns]
+    assert None not in keys and len(set(keys)) == len(keys)
+    path = fns[0].fn.__code__.co_filename
+    text = open(path).read()
+    changed = tmp_path / "kernels.py"
+    changed.write_text(text + "\n# one more line\n")
+    same = tmp_path / "same" / "kernels.py"
+    same.parent.mkdir()
+    same.write_text(text)
+    again = triton_modules.load_triton_module(str(same), interpret=False)
+    other = triton_modules.load_triton_module(str(changed), interpret=False)
+    assert [f.hash for f in _jit_functions(again)] == keys
+    assert not set(f.hash for f in _jit_functions(other)) & set(keys)
+    interpreted = [f for f in vars(triton_modules.load_triton_module(str(same), interpret=True)).values()
+                   if hasattr(f, "fn")]
+    assert interpreted and all(getattr(f, "hash", None) is None for f in interpreted)

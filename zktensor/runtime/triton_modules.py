@@ -64,13 +64,49 @@ def generated_module(src: str, key: str, meta: dict, interpret: bool):
 
 
 def load_triton_module(path: str, interpret: bool):
-    """Import generated Triton source; `interpret` picks the CPU interpreter."""
+    """Import generated Triton source; `interpret` picks the CPU interpreter. Compiled, each
+    function's Triton cache key is given from the file's text (`preset_cache_keys`)."""
     with triton_mode(interpret), _sources_from(path):
         name = f"zktensor_gen_{Path(path).parent.name}_{'i' if interpret else 'c'}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
+    if not interpret:
+        preset_cache_keys(mod, path)
     return mod
+
+
+def preset_cache_keys(mod, path: str) -> int:
+    """Give every @jit function of a generated module its Triton cache key ahead of time:
+    sha256 of the file's text, the function's name and first line. Returns how many.
+
+    Triton computes `JITFunction.cache_key` (the source half of its compile-cache key) on a
+    kernel's first launch in each process by parsing the kernel and walking its AST and
+    those of everything it calls, hashing their sources. Our device functions are the
+    whole field and curve formulas, so that walk is seconds per process for the device
+    MSM's modules (the figures are in the commit that made this), every time, binary cache
+    hit or not. The walk's result depends only on text that this file holds: a generated
+    module calls nothing outside itself but `triton.language` (its header imports only
+    triton), and names no global but its own functions. So the file's hash decides as
+    much as Triton's would, and a changed formula still makes a new key. Triton adds its
+    own version, the target and the options to this key, as before.
+
+    What the walk also did is list the globals a kernel reads, so that a launch can refuse
+    one that changed since compiling; a generated module has no mutable global to change.
+    tests/runtime/test_triton_sources.py checks that Triton's own walk accepts every kind
+    of generated module, and that the keys differ per function and per text."""
+    import hashlib
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    n = 0
+    for obj in vars(mod).values():
+        code = getattr(getattr(obj, "fn", None), "__code__", None)
+        if code is None or code.co_filename != path or not hasattr(obj, "hash"):
+            continue
+        obj.hash = hashlib.sha256(f"{digest}:{code.co_name}:{code.co_firstlineno}".encode()).hexdigest()
+        obj.used_global_vals = {}
+        n += 1
+    return n
 
 
 def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
