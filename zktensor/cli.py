@@ -37,12 +37,12 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Callable
 from types import SimpleNamespace          # argparse.Namespace's role for `quick_args` (types: loaded at start-up)
 
 TYPE_CHECKING = False           # typing's flag without importing typing (the thin client's start-up)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable     # collections' import is start-up time too
 
 
 class Command:

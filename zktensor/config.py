@@ -42,9 +42,7 @@ Keys of `zt.config`:
 """
 from __future__ import annotations
 
-import contextlib
 import contextvars
-import functools
 import os
 
 _override: contextvars.ContextVar[dict] = contextvars.ContextVar("zktensor_config", default={})
@@ -65,13 +63,14 @@ def env(name: str) -> str | None:
     monkeypatch) update that dict, so a change is seen at once."""
     if _ENV_DATA is None:
         return os.environ.get(name)
-    v = _ENV_DATA.get(_env_key(name))
+    key = _env_keys.get(name)
+    if key is None:
+        key = _env_keys[name] = os.fsencode(name)
+    v = _ENV_DATA.get(key)
     return None if v is None else os.fsdecode(v)
 
 
-@functools.lru_cache(maxsize=None)
-def _env_key(name: str) -> bytes:
-    return os.fsencode(name)
+_env_keys: dict[str, bytes] = {}
 
 
 def get(key: str, default=None):
@@ -113,30 +112,46 @@ def current() -> dict:
     return dict(_override.get())
 
 
-@contextlib.contextmanager
-def config(**options):
+class _Scope:
+    """Within its block (or a call of the function it decorates), a context variable holds
+    `merge(its value outside)`; undone on exit. `contextlib.contextmanager` in a class's
+    form: contextlib's import, with collections' and functools', was a fifth of the
+    thin client's (`zktensor.serve.client` imports this package)."""
+    __slots__ = ("_var", "_merge", "_tokens")
+
+    def __init__(self, var: contextvars.ContextVar, merge):
+        self._var, self._merge, self._tokens = var, merge, []
+
+    def __enter__(self):
+        self._tokens.append(self._var.set(self._merge(self._var.get())))
+
+    def __exit__(self, *exc):
+        self._var.reset(self._tokens.pop())
+
+    def __call__(self, fn):
+        def scoped(*args, **kwargs):
+            with _Scope(self._var, self._merge):        # a scope a call: calls may overlap in threads
+                return fn(*args, **kwargs)
+        scoped.__name__, scoped.__qualname__, scoped.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+        scoped.__wrapped__ = fn
+        return scoped
+
+
+def config(**options) -> _Scope:
     """Override strategy/target and kernel parameters for the computations inside the block
     (also usable as a decorator)."""
     bad = set(options) - KNOWN
     if bad:
         raise TypeError(f"unknown config option(s) {sorted(bad)}; known: {sorted(KNOWN)}")
-    token = _override.set({**_override.get(), **{k: v for k, v in options.items() if v is not None}})
-    try:
-        yield
-    finally:
-        _override.reset(token)
+    given = {k: v for k, v in options.items() if v is not None}
+    return _Scope(_override, lambda outer: {**outer, **given})
 
 
-@contextlib.contextmanager
-def tuned_values(values: dict):
+def tuned_values(values: dict) -> _Scope:
     """Within the block, `values` (strategy and launch options from the tuning cache, with
     "_target") apply below the user's overrides and the environment; values already in
     force (an enclosing op's) win. `tune.resolve.tuned_scope` finds them."""
-    token = _tuned.set({**values, **_tuned.get()})
-    try:
-        yield
-    finally:
-        _tuned.reset(token)
+    return _Scope(_tuned, lambda outer: {**values, **outer})
 
 
 def tuned_strategy(target: str) -> str | None:

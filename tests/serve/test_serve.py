@@ -51,11 +51,17 @@ def test_prove_through_service(service, tmp_path):
     assert res.returncode == 0 and "demo.zkey" in res.stdout and "MiB" in res.stdout
 
 
+# what a proof through the service must not import: torch and numpy; ctypes (the malloc
+# setting waits for numpy's or torch's import, `runtime.host_memory`); argparse (a plain
+# command line is read from the argument table, `cli.quick_args`); and the standard
+# library's modules that the client's start-up used to pay for (`serve.wire`, `config`)
+HEAVY = ("torch", "numpy", "ctypes", "argparse", "json", "re", "socket", "threading", "enum",
+         "contextlib", "collections", "functools", "signal", "typing", "dataclasses", "pathlib")
+
+
 def test_client_imports_neither_torch_nor_numpy(service, tmp_path):
-    # nor ctypes: the malloc setting waits for numpy's or torch's import (`runtime.host_memory`);
-    # nor argparse: a plain command line is read from the argument table (`cli.quick_args`)
     code = ("import sys; from zktensor.cli import main; rc = main(sys.argv[1:]); "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'numpy', 'ctypes', 'argparse')); "
+            f"bad = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}); "
             "print('HEAVY', bad); sys.exit(rc)")
     res = subprocess.run([sys.executable, "-c", code, *map(str, demo_args(tmp_path))], env=service.env,
                          cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -42,15 +42,17 @@ service's thin client imports this module.
 """
 from __future__ import annotations
 
-import contextlib
+import _thread
 import errno
 import os
-import re
 import stat
-import threading
-from collections.abc import Sequence
+import sys
 
 from ..runtime.atomic import fsync_dir, temp_file
+
+TYPE_CHECKING = False           # typing's flag without typing's import (the thin client's start-up)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class OutputError(ValueError):
@@ -99,19 +101,23 @@ def clean_stale(target: str) -> list[str]:
     """Remove the temporaries and backups of ``target`` (`_aside_name`) left by processes
     that no longer run; returns their paths. Our own process's are in use: kept."""
     d, base = os.path.split(_resolved(target))
-    pattern = re.compile(rf"\.{re.escape(base)}\.{_MARK}-(\d+)-[^/]*\.(?:tmp|old)")
+    prefix = f".{base}.{_MARK}-"
     removed = []
     try:
         names = os.listdir(d)
     except OSError:
         return removed
     for name in names:
-        m = pattern.fullmatch(name)
-        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+        pid, dash, _ = name[len(prefix):].partition("-")
+        ours = name.startswith(prefix) and dash and name.endswith((".tmp", ".old")) \
+            and pid.isascii() and pid.isdigit()
+        if not ours or int(pid) == os.getpid() or _alive(int(pid)):
             continue
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(os.path.join(d, name))
             removed.append(os.path.join(d, name))
+        except OSError:
+            pass
     return removed
 
 
@@ -122,8 +128,7 @@ def _try_create(directory: str, target: str) -> OSError | None:
     except OSError as e:
         return e
     os.close(fd)
-    with contextlib.suppress(OSError):
-        os.unlink(probe)
+    _remove(probe)
     return None
 
 
@@ -174,19 +179,33 @@ def check_outputs(outputs: Sequence, inputs: Sequence = (), what: Sequence[str] 
     return names
 
 
-@contextlib.contextmanager
-def _signals_held():
-    """Hold SIGINT, SIGTERM and SIGHUP back (delivered on exit) in the main thread."""
-    import signal           # here: its enums cost the thin client's start-up milliseconds
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+def _hold_signals():
+    """Hold SIGINT, SIGTERM and SIGHUP back in the main thread, until `_release_signals`
+    (which delivers them); returns what it takes to undo, None where it held nothing.
+
+    `_signal`, `signal`'s C half, and no `threading`: their imports (enum's, for signal's
+    enums) would be most of the thin client's, which writes through here. A process that
+    has not imported threading runs on its main thread."""
+    import _signal
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.current_thread() is not threading.main_thread() \
+            or not hasattr(_signal, "pthread_sigmask"):
+        return None
+    return _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP})
+
+
+def _release_signals(held) -> None:
+    if held is not None:
+        import _signal
+        _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
+
+
+def _remove(path: str) -> None:
+    """Unlink a temporary or backup of ours, if it is still there."""
     try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _chunks(data) -> list:
@@ -220,8 +239,7 @@ def _write_temp(name: str, data, sync: bool) -> str:
             mode_bits = 0o644   # mkstemp's 0600 would hide a proof from its readers
         os.chmod(tmp, mode_bits)
     except BaseException as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        _remove(tmp)
         if isinstance(e, OSError):
             raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
         raise
@@ -232,9 +250,8 @@ def _backup(target: str) -> str | None:
     """A second name for the current file at ``target`` (None: there is none)."""
     if not os.path.exists(target):
         return None
-    backup = _aside_name(target, str(threading.get_ident()), ".old")
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(backup)
+    backup = _aside_name(target, str(_thread.get_ident()), ".old")
+    _remove(backup)
     try:
         os.link(target, backup)
     except OSError:
@@ -263,32 +280,33 @@ def write_outputs(items: Sequence, sync: bool = True) -> None:
                 except OSError as e:
                     raise OutputError(f"{name}: cannot keep its old content ({e.strerror or e})") from None
             done = 0
-            with _signals_held():
-                try:
-                    for tmp, target in zip(temps, targets):
-                        os.replace(tmp, target)
-                        done += 1
-                except OSError as e:
-                    failed = items[done][0]
-                    for j in range(done):            # put the earlier files back
-                        with contextlib.suppress(OSError):
-                            if backups[j] is not None:
-                                os.replace(backups[j], targets[j])
-                                backups[j] = None
-                            else:
-                                os.unlink(targets[j])
-                    raise OutputError(f"{failed}: cannot write ({e.strerror or e}); "
-                                      "no output was changed") from None
+            held = _hold_signals()
+            try:
+                for tmp, target in zip(temps, targets):
+                    os.replace(tmp, target)
+                    done += 1
+            except OSError as e:
+                failed = items[done][0]
+                for j in range(done):            # put the earlier files back
+                    try:
+                        if backups[j] is not None:
+                            os.replace(backups[j], targets[j])
+                            backups[j] = None
+                        else:
+                            os.unlink(targets[j])
+                    except OSError:
+                        pass
+                raise OutputError(f"{failed}: cannot write ({e.strerror or e}); "
+                                  "no output was changed") from None
+            finally:
+                _release_signals(held)
         finally:
             for b in backups:
                 if b is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(b)
+                    _remove(b)
     finally:
         for tmp in temps:
-            with contextlib.suppress(FileNotFoundError, OSError):
-                if os.path.lexists(tmp):
-                    os.unlink(tmp)
+            _remove(tmp)
     if sync:
         for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
             fsync_dir(d)

@@ -6,34 +6,60 @@ fsync the directory so the rename itself survives a crash.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 
 
-@contextlib.contextmanager
-def atomic_write(path, mode: str = "w", encoding: str | None = None):
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = temp_file(directory, f".{os.path.basename(path)}.", ".tmp")
-    try:
-        with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None,
-                       newline="" if "b" not in mode else None) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        # mkstemp makes the file 0600: keep the replaced file's mode, else 0644
-        # (reading the umask would mean changing it, which is not thread-safe).
+class atomic_write:
+    """``with atomic_write(path, mode) as f:`` write ``f``; on a clean exit it replaces
+    ``path`` (module doc), on an exception ``path`` is left as it was. A class, where
+    contextlib.contextmanager would do: the thin client imports this module, and
+    contextlib's import (with collections' and functools') was a third of its own."""
+
+    def __init__(self, path, mode: str = "w", encoding: str | None = None):
+        self.path, self.mode, self.encoding = os.fspath(path), mode, encoding
+
+    def __enter__(self):
+        self.directory = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = temp_file(self.directory, f".{os.path.basename(self.path)}.", ".tmp")
+        text = "b" not in self.mode
         try:
-            mode_bits = os.stat(path).st_mode & 0o777
-        except FileNotFoundError:
-            mode_bits = 0o644
-        os.chmod(tmp, mode_bits)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(directory)
+            self.file = os.fdopen(fd, self.mode, encoding=self.encoding if text else None,
+                                  newline="" if text else None)
+        except BaseException:
+            os.close(fd)
+            _unlink(self.tmp)
+            raise
+        return self.file
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            with self.file as f:
+                if exc_type is None:
+                    f.flush()
+                    os.fsync(f.fileno())
+            if exc_type is not None:
+                _unlink(self.tmp)
+                return False
+            # mkstemp makes the file 0600: keep the replaced file's mode, else 0644
+            # (reading the umask would mean changing it, which is not thread-safe).
+            try:
+                mode_bits = os.stat(self.path).st_mode & 0o777
+            except FileNotFoundError:
+                mode_bits = 0o644
+            os.chmod(self.tmp, mode_bits)
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            _unlink(self.tmp)
+            raise
+        fsync_dir(self.directory)
+        return False
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def temp_file(directory: str, prefix: str, suffix: str) -> tuple[int, str]:
@@ -53,12 +79,14 @@ def temp_file(directory: str, prefix: str, suffix: str) -> tuple[int, str]:
 def fsync_dir(directory) -> None:
     """Make the renames inside `directory` survive a crash (best effort: some filesystems
     cannot fsync a directory)."""
-    with contextlib.suppress(OSError):
+    try:
         dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+    except OSError:
+        pass
 
 
 def publish_dir(tmp, final) -> bool:

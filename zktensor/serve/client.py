@@ -10,13 +10,12 @@ error messages are given back with the paths as the user typed them.
 """
 from __future__ import annotations
 
+import _socket          # not socket: its import (enum, selectors) is start-up time (`wire`)
 import os
-import re
-import socket
 import sys
 import time
 
-from . import paths, protocol
+from . import paths, wire
 
 CONNECT_TIMEOUT_S = 2.0
 
@@ -47,11 +46,11 @@ def _address():
     return "unix", paths.socket_path(), None
 
 
-def connect() -> tuple[socket.socket, str | None]:
+def connect() -> tuple[_socket.socket, str | None]:
     kind, where, token = _address()
     if kind == "unix" and not os.path.exists(where):
         raise Unavailable(f"no service socket at {where}")
-    s = socket.socket(socket.AF_UNIX if kind == "unix" else socket.AF_INET, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX if kind == "unix" else _socket.AF_INET, _socket.SOCK_STREAM)
     s.settimeout(CONNECT_TIMEOUT_S)
     try:
         s.connect(where)
@@ -68,9 +67,9 @@ def request(obj: dict) -> dict:
         if token is not None:
             obj = dict(obj, token=token)
         try:
-            protocol.send(s, obj)
-            return protocol.recv(s)
-        except (OSError, protocol.ProtocolError) as e:
+            wire.send(s, obj)
+            return wire.recv(s)
+        except (OSError, wire.ProtocolError) as e:
             raise Lost(f"the prover service went away mid-request ({e})") from None
     finally:
         s.close()
@@ -127,6 +126,7 @@ def as_typed(message: str, names: dict[str, str]) -> str:
     first, so that a path is never cut at another that is a prefix of it)."""
     if not names:
         return message
+    import re               # here: only an error message pays for it
     pattern = re.compile("|".join(re.escape(k) for k in sorted(names, key=len, reverse=True)))
     return pattern.sub(lambda m: names[m.group(0)], message)
 

@@ -1,70 +1,40 @@
-"""The service's wire format: one JSON object per message, after its length (4 bytes,
-big-endian). A connection carries one request and its reply.
+"""The service's protocol: the requests it accepts and how it reads them.
 
-Requests: {"op": "prove", "zkey", "witness", "r1cs", "check", "verify", "profile", "trace",
-"workers"} (absolute paths: the service runs on this machine as this user), {"op": "status"},
-{"op": "stop"}, {"op": "ping"}; over TCP each also carries "token". Replies: {"ok": true, ...}
-or {"ok": false, "error": one line, "status": the exit status the CLI should give}.
+Messages are `wire`'s (a length, then one JSON object); a connection carries one request
+and its reply. Requests: {"op": "prove", "zkey", "witness", "r1cs", "check", "verify",
+"profile", "trace", "workers"} (absolute paths: the service runs on this machine as this
+user), {"op": "status"}, {"op": "stop"}, {"op": "ping"}; over TCP each also carries
+"token". Replies: {"ok": true, ...} or {"ok": false, "error": one line, "status": the
+exit status the CLI should give}.
 
-A message is read with the rules of the hostile-JSON file readers
-(``groth16.formats.json_io``), restated here because the thin client imports only the
-standard library: a bounded length (``MAX_REQUEST`` for what the service reads), UTF-8,
-nesting at most ``MAX_DEPTH`` deep (checked before parsing: Python's parser ends deep
-nesting in a RecursionError), integers of at most ``MAX_DIGITS`` digits (Python's int()
-refuses 4300 and is quadratic), no NaN or infinity, and an object at the top. Anything
-else is a `Malformed` message, which the service answers with one line.
+The service reads a request with `wire`'s hostile-JSON rules and, before parsing, two
+more: at most ``MAX_REQUEST`` bytes, and nesting at most ``MAX_DEPTH`` deep (so that a
+deep message is refused by its depth, not by the parser's recursion limit). Anything
+else is a `Malformed` message, which the service answers with one line; `request_error`
+then checks the fields.
 """
 from __future__ import annotations
 
-import json
-import math
 import re
-import socket
-import struct
 
-MAX_MESSAGE = 64 << 20      # a reply carries public.json: large for circuits with many public signals
+from .wire import MAX_MESSAGE, Malformed, ProtocolError, decode, send  # noqa: F401 (the service's names)
+from .wire import recv_bytes, short as _short
+
 MAX_REQUEST = 1 << 20       # a request is a few paths and flags
 MAX_DEPTH = 8
-MAX_DIGITS = 30
 VERSION = 1
 
 
-class ProtocolError(ConnectionError):
-    """The peer closed the connection early or sent something that is not a message."""
-
-
-class Malformed(ProtocolError):
-    """A whole message arrived, but it is not one this protocol accepts (the reply says why)."""
-
-
-def send(sock: socket.socket, obj: dict) -> None:
-    data = json.dumps(obj).encode()
-    sock.sendall(struct.pack(">I", len(data)) + data)
-
-
-def recv(sock: socket.socket, limit: int = MAX_MESSAGE) -> dict:
-    head = _exactly(sock, 4)
-    (n,) = struct.unpack(">I", head)
-    if n > limit:
-        raise Malformed(f"a message of {n} bytes (at most {limit})")
-    return decode(_exactly(sock, n))
-
-
-def decode(data: bytes) -> dict:
-    """One message's bytes -> its object, or `Malformed` saying why not (module doc)."""
+def recv(sock, limit: int = MAX_MESSAGE) -> dict:
+    """A message, refused (`Malformed`) past ``limit`` bytes or ``MAX_DEPTH`` levels."""
+    data = recv_bytes(sock, limit)
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise Malformed(f"not UTF-8 (byte {e.start})") from None
-    if _deeper_than(text, MAX_DEPTH):
+        deep = _deeper_than(data.decode("utf-8"), MAX_DEPTH)
+    except UnicodeDecodeError:
+        deep = False                    # `decode` says why
+    if deep:
         raise Malformed(f"JSON nested deeper than {MAX_DEPTH} levels")
-    try:
-        obj = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
-    except (ValueError, RecursionError) as e:     # json.JSONDecodeError is a ValueError
-        raise Malformed(f"not JSON ({_short(str(e))})") from None
-    if not isinstance(obj, dict):
-        raise Malformed("a message must be a JSON object")
-    return obj
+    return decode(data)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -143,25 +113,6 @@ def _kind(v) -> str:
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
 
 
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_DIGITS:
-        raise ValueError(f"a number of {len(text.lstrip('-'))} digits")
-    return int(text)
-
-
-def _float(text: str) -> float:
-    if len(text) > 2 * MAX_DIGITS:
-        raise ValueError(f"a number of {len(text)} characters")
-    v = float(text)
-    if not math.isfinite(v):
-        raise ValueError(f"{text} is out of range")
-    return v
-
-
-def _constant(name: str):
-    raise ValueError(f"{name} is not JSON")
-
-
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
@@ -180,17 +131,3 @@ def _deeper_than(text: str, limit: int) -> bool:
             return False
         shape = stripped
     return "[]" in shape or "{}" in shape
-
-
-def _short(s: str, n: int = 120) -> str:
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def _exactly(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise ProtocolError("the connection closed mid-message" if buf else "the connection closed")
-        buf += chunk
-    return bytes(buf)
