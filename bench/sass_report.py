@@ -62,13 +62,14 @@ def occupancy(registers: int, num_warps: int, regs_per_sm: int = 65536, max_warp
 
 
 def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
-    """(label, jit function, signature, constexprs, num_warps, coalesce) for each kernel of a proof:
+    """(label, jit function, signature, constexprs, num_warps, coalesce, register cap) for each
+    kernel of a proof (the cap: ptxas's .maxnreg as the kernel launches by default, None for none):
     the manifest's elementwise kernels (`kernel_N`) and point tile kernels (`msm_triton`'s
     `point_kernel`, at its BLOCK and warps), the device MSM's kernels for G1 and G2 (every
     size a runtime argument: one compile each serves every MSM) and the NTT's passes."""
     import zktensor as zt
     from zktensor.kernels import msm_device, msm_triton, ntt_triton
-    from zktensor.ops.msm import MSMConfig
+    from zktensor.ops.msm import MSMConfig, device
     from zktensor.ops.ntt import DEFAULT_CONFIG
     from zktensor.runtime import cache
     from zktensor.runtime.aot import elementwise_signature
@@ -92,14 +93,16 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
         for k in kernels:
             fn = getattr(mod, k)
             sig, const = elementwise_signature(fn.arg_names, block=block)
-            out.append((f"{key[:8]}.{k}", fn, sig, const, warps, False))
+            out.append((f"{key[:8]}.{k}", fn, sig, const, warps, False, None))
     block = MSMConfig().block
     for g in ("g1", "g2"):
-        mod = msm_device.module(zt.group(f"{curve}.{g}"), strategy, "cuda", interpret=False)
+        G = zt.group(f"{curve}.{g}")
+        mod = msm_device.module(G, strategy, "cuda", interpret=False)
         for k in msm_device.KERNELS:
             fn = getattr(mod, k)
             sig, const = msm_device.aot_signature(fn, block)
-            out.append((f"msm_{g}.{k}", fn, sig, const, msm_triton.num_warps(block), False))
+            out.append((f"msm_{g}.{k}", fn, sig, const, msm_triton.num_warps(block), False,
+                        device.register_cap(G, MSMConfig())))
     F = zt.field(f"{curve}.fr")
     mod = ntt_triton.module(F.params, strategy, interpret=False)
     seen = set()
@@ -113,7 +116,7 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
             seen.add(tuple(c.items()))
             sig = dict(ntt_triton.SIGNATURE, **{k: "constexpr" for k in c})
             out.append((f"ntt_pass.{'dit' if dit else 'dif'}.r{p.log_r}c{p.C}q{p.Q}p{c['PRE']}{c['POST']}",
-                        mod.ntt_pass, sig, c, DEFAULT_CONFIG.num_warps, True))
+                        mod.ntt_pass, sig, c, DEFAULT_CONFIG.num_warps, True, None))
     return out
 
 
@@ -123,8 +126,9 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
     in a fresh process with an empty Triton cache, so that every figure is a cold compile.
     With jobs = 1 the compiling process's CPU seconds (its children's rusage) are exact and
     reported as cpu_s; the wall seconds of a loaded machine are not a compile time.
-    `max_registers`: the device MSM's kernels once for each cap (None: uncapped;
-    `MSMConfig.max_registers`), labelled `kernel@cap`; the other kernels uncapped."""
+    `max_registers`: the device MSM's kernels once for each cap (`MSMConfig.max_registers`;
+    None: as they launch by default, `ops.msm.device.register_cap`), labelled `kernel@cap`;
+    the other kernels uncapped. A row's max_registers is the cap it was compiled with."""
     import concurrent.futures
     import os
     import resource
@@ -146,8 +150,9 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
         t0 = time.perf_counter()
 
         def one(k):
-            label, fn, sig, const, warps, coalesce, cap = k
+            label, fn, sig, const, warps, coalesce, default_cap, cap = k
             label += f"@{cap}" if cap else ""
+            cap = cap or default_cap
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             r = aot.compile_kernel(fn, arch, sig, const, warps, coalesce=coalesce, maxnreg=cap)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -201,7 +206,7 @@ def main(argv=None):
     ap.add_argument("--only", default=None, help="--proof-kernels: only kernels whose label contains this")
     ap.add_argument("--max-registers", default="",
                     help="--proof-kernels: register caps for the device MSM's kernels, comma-separated "
-                         "(0: uncapped; MSMConfig.max_registers), each compiled once per cap")
+                         "(0: as launched by default; MSMConfig.max_registers), each compiled once per cap")
     ap.add_argument("--note", default=None, help="--proof-kernels: a note stored with the JSON (the machine's state)")
     args = ap.parse_args(argv)
     if args.proof_kernels:

@@ -132,13 +132,20 @@ def _small(F, i: int):
 #   cuts        every point program compiled as a chain of small elementwise kernels:
 #               fuse-elementwise's cuts (max_products: base-field products a kernel;
 #               max_inputs: values a kernel reads), the values between them through memory.
+#   device_maxnreg  the register cap (ptxas's .maxnreg) of the device MSM's kernels when
+#               MSMConfig.max_registers leaves it open (`ops.msm.device.register_cap`).
 # BN254 G2: the fused addition spills (35 STL), the parts do not. BLS12-381 G2 (12-word Fq):
 # both addition parts still spill, and so does every cut with one Fq2 product (three Fq
 # products) a kernel; with two Fq products none does. MNT4-753 G1 (24-word Fq): two products
 # a kernel spill; with one, all fit once a kernel reads at most 4 values.
+# BLS12-381 G2's device-MSM chain kernel (fp64, sm_90a): left to itself ptxas gave it 32
+# registers and a 17.7 KB stack, 86,215 of its 143,232 instructions spill code; told 255, it
+# uses them and spills 12,167 of 78,432, and compiles in 121 s instead of 201 s
+# (bench/results/sass_device_msm_maxnreg.json). BN254's kernels change by a few percent
+# either way with the same cap, so it is this group's choice, not everyone's.
 _TRITON = {
     "bn254.g2": dict(split_add=True, split_lane=True),
-    "bls12_381.g2": dict(cuts={"max_products": 2}),
+    "bls12_381.g2": dict(cuts={"max_products": 2}, device_maxnreg=255),
     "mnt4753.g1": dict(cuts={"max_products": 1, "max_inputs": 4}),
 }
 
@@ -164,6 +171,7 @@ class Group:
     triton_split_add: bool = False      # implementation choices of the Triton kernels (_TRITON)
     triton_split_lane: bool = False
     triton_cuts: dict | None = None
+    triton_device_maxnreg: int | None = None
     r: int = dc_field(init=False)
     cofactor: int = dc_field(init=False)
     trace: int = dc_field(init=False)  # q^degree + 1 - order

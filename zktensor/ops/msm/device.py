@@ -102,6 +102,13 @@ def _const(key, make):
     return v
 
 
+def register_cap(GS, cfg) -> int | None:
+    """ptxas's register cap for the device program's kernels: MSMConfig.max_registers, else
+    the group's record (`algebra.curves`, device_maxnreg: where ptxas's own choice spills
+    most of a kernel), else None (ptxas's choice)."""
+    return cfg.max_registers if cfg.max_registers is not None else GS.triton_device_maxnreg
+
+
 def _launch(kernel, grid, args, interpret: bool, block: int, max_registers: int | None = None):
     msm_device.launch(kernel, grid, args, interpret, block, max_registers)  # (a seam the tests and prebuild replace)
 
@@ -223,7 +230,7 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
     interpret = dev.type != "cuda"
-    block, cap = cfg.block, cfg.max_registers
+    block, cap = cfg.block, register_cap(GS, cfg)
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
     # 2: keys, sort, bucket starts
