@@ -95,7 +95,8 @@ def proof_kernels(curve: str, strategy: str, manifest: dict) -> list:
             sig, const = elementwise_signature(fn.arg_names, block=block)
             out.append((f"{key[:8]}.{k}", fn, sig, const, warps, False, None))
     block = MSMConfig().block
-    for g in ("g1", "g2"):
+    from zktensor.algebra.curves import GROUP_NAMES
+    for g in (g for g in ("g1", "g2") if f"{curve}.{g}" in GROUP_NAMES):      # MNT4-753: G1 only
         G = zt.group(f"{curve}.{g}")
         mod = msm_device.module(G, strategy, "cuda", interpret=False)
         for k in msm_device.KERNELS:

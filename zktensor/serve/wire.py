@@ -24,11 +24,6 @@ from __future__ import annotations
 import math
 from types import SimpleNamespace
 
-try:
-    import _json
-except ImportError:                     # not CPython: the json package, same limits
-    _json = None
-
 MAX_MESSAGE = 64 << 20      # a reply carries public.json: large for circuits with many public signals
 MAX_DIGITS = 30
 
@@ -64,13 +59,28 @@ def _unserialisable(obj):
     raise TypeError(f"{type(obj).__name__} is not JSON")
 
 
-if _json is not None:
-    # the contexts the C scanner and encoder read (json.decoder.JSONDecoder's and
-    # json.encoder.JSONEncoder's attributes, with our limits and json.dumps' separators)
-    _scan = _json.make_scanner(SimpleNamespace(strict=True, object_hook=None, object_pairs_hook=None,
-                                               parse_float=_float, parse_int=_int, parse_constant=_constant))
-    _encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring_ascii, None, ": ", ", ",
-                                 False, False, False)
+def _c_codec():
+    """(the C scanner, the C encoder) of `_json`, or None where there is no `_json` or its
+    calls are not the ones we know (json.decoder.JSONDecoder's and json.encoder.JSONEncoder's
+    attributes, with our limits and json.dumps' separators), checked on a small object."""
+    try:
+        import _json
+        scan = _json.make_scanner(SimpleNamespace(strict=True, object_hook=None, object_pairs_hook=None,
+                                                  parse_float=_float, parse_int=_int, parse_constant=_constant))
+        encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring_ascii, None, ": ", ", ",
+                                    False, False, False)
+        obj, text = {"a": [1, "\u00e9", True, None, 0.5]}, '{"a": [1, "\\u00e9", true, null, 0.5]}'
+        if "".join(encode(obj, 0)) != text or scan(text, 0) != (obj, len(text)):
+            return None
+        return scan, encode
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
+_codec = _c_codec()
+
+if _codec is not None:
+    _scan, _encode = _codec
 
     def dumps(obj) -> str:
         return "".join(_encode(obj, 0))
@@ -84,7 +94,7 @@ if _json is not None:
         if end != len(text):
             raise ValueError(f"extra data at character {end}")
         return obj
-else:
+else:                                   # not CPython: the json package, same limits
     import json
 
     def dumps(obj) -> str:
