@@ -465,7 +465,7 @@ def test_aot_sm90a(name, kernel, strategy):
         pytest.skip("triton wheel without ptxas/cuobjdump")
     regs, local, spills = _aot(name, strategy, kernel)
     assert 0 < regs <= 255
-    if name == "bls12_381.g2":      # left to itself, ptxas gave the fp64 chain 32 registers
+    if name in ("bls12_381.g2", "mnt4753.g1"):      # left to itself, ptxas gave the fp64 chain 32 registers
         assert regs > 128, f"{name} {kernel} ({strategy}): {regs} registers, {spills} spills"
     if (name, kernel, strategy) in SPILL_FREE:
         assert local == 0 and spills == 0, f"{name} {kernel} ({strategy}): {regs} registers, {local} bytes local, " \
@@ -494,8 +494,8 @@ def test_max_registers_caps_every_launch(monkeypatch):
     # the group's record gives the default where ptxas's own choice spilled (`algebra.curves`)
     assert device.register_cap(zt.group("bls12_381.g2"), MSMConfig()) == 255
     assert device.register_cap(zt.group("bls12_381.g2"), MSMConfig(max_registers=168)) == 168
-    assert {device.register_cap(zt.group(g), MSMConfig()) for g in ("bn254.g1", "bn254.g2", "bls12_381.g1",
-                                                                  "mnt4753.g1")} == {None}
+    assert device.register_cap(zt.group("mnt4753.g1"), MSMConfig()) == 255
+    assert {device.register_cap(zt.group(g), MSMConfig()) for g in ("bn254.g1", "bn254.g2", "bls12_381.g1")} == {None}
     for bad in (16, 256):
         with pytest.raises(ValueError, match="max_registers must be in 24..255"):
             MSMConfig(max_registers=bad)

@@ -50,9 +50,9 @@ class MSMConfig:
                  num_warps = block // 32, one column a thread
     max_registers  Triton target: a cap on the registers a thread of the device program's
                  kernels may use (ptxas's .maxnreg; None: the group's record's, else ptxas's
-                 choice, 255 for their fused point formulas; BLS12-381 G2's record says 255,
-                 since left to itself ptxas gave its chain kernel 32 registers and a stack,
-                 `algebra.curves`): 128 doubles the resident warps of an SM where the
+                 choice, 255 for their fused point formulas; BLS12-381 G2's and MNT4-753 G1's
+                 records say 255, since left to itself ptxas gave their chain kernels 32
+                 registers and a stack, `algebra.curves`): 128 doubles the resident warps of an SM where the
                  uncapped kernels hold 8, for spills to local memory (`bench/sass_report.py
                  --max-registers` counts both). For the autotuner: which wins is a GPU's
                  measurement, not yet made.
