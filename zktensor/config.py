@@ -115,8 +115,8 @@ def current() -> dict:
 class _Scope:
     """Within its block (or a call of the function it decorates), a context variable holds
     `merge(its value outside)`; undone on exit. `contextlib.contextmanager` in a class's
-    form: contextlib's import, with collections' and functools', was a fifth of the
-    thin client's (`zktensor.serve.client` imports this package)."""
+    form: contextlib's import, with collections' and functools', would be start-up time
+    of the thin client (`zktensor.serve.client` imports this package)."""
     __slots__ = ("_var", "_merge", "_tokens")
 
     def __init__(self, var: contextvars.ContextVar, merge):

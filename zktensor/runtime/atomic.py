@@ -13,7 +13,7 @@ class atomic_write:
     """``with atomic_write(path, mode) as f:`` write ``f``; on a clean exit it replaces
     ``path`` (module doc), on an exception ``path`` is left as it was. A class, where
     contextlib.contextmanager would do: the thin client imports this module, and
-    contextlib's import (with collections' and functools') was a third of its own."""
+    contextlib's import (with collections' and functools') would be its start-up time."""
 
     def __init__(self, path, mode: str = "w", encoding: str | None = None):
         self.path, self.mode, self.encoding = os.fspath(path), mode, encoding

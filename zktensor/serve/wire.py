@@ -5,8 +5,8 @@ This is the part that the thin client needs, and it imports no module that Pytho
 start-up has not loaded already: a proof through the service costs a start-up and a
 round trip, and every import is paid by every `zktensor prove`. So the JSON is the
 standard library's C codec, `_json` (what the `json` package runs on), called directly:
-the package itself imports `re` (the two were about half of the client's import time;
-the figures are in the commit that made this), and the sockets are `_socket`'s (the
+the package itself imports `re` (the two were most of the client's import time; the
+figures are in the commit that made this), and the sockets are `_socket`'s (the
 `socket` module adds `enum` and `selectors`). Where `_json` is missing (an interpreter
 other than CPython) the `json` package does the work, with the same limits.
 
