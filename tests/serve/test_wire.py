@@ -45,11 +45,24 @@ def test_json_whitespace_around_and_inside(text):
     (b"{\"a\": 0." + b"1" * 80 + b"}", "characters"),
     (b"\xff{}", "not UTF-8"),
     (b"\x0b{}", "not JSON"),                    # not JSON's whitespace
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deep"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 8"),
+    (b'{"a":' * 50_000, "nested deeper than 8"),
+    (b"[[[[[[[[]" * 10_000, "nested deeper than 8"),        # no run of 9 openers, yet 70,000 deep
+    (b'{"a": [[[[[[[[["x"]]]]]]]]]}', "nested deeper than 8"),
 ])
 def test_malformed_messages_say_why(data, why):
     with pytest.raises(wire.Malformed, match=why):
         wire.decode(data)
+
+
+@pytest.mark.parametrize("text, depth", [
+    ("{}", 1), ('{"a": [1, {"b": []}]}', 4), ('{"s": "[[[[{{{{"}', 1), ('{"s": "\\"[[[["}', 1),
+    ('{"s": "\\\\", "t": [[]]}', 3), ('{"s": "a\\\\\\"[[", "t": []}', 2), ("[" * 50 + "]" * 50, 50),
+    (json.dumps({"proof": json.dumps({"pi_b": [[["1", "2"]] * 3]})}), 1),
+])
+def test_nesting_depth_ignores_strings(text, depth):
+    assert json.loads(text) is not None
+    assert wire.nesting_depth(text) == depth
 
 
 def test_what_json_cannot_carry_is_refused():
@@ -97,6 +110,6 @@ def test_without_the_c_codec_the_json_package_keeps_the_rules(monkeypatch):
     for obj in VALUES:
         assert plain.dumps(obj) == wire.dumps(obj) and plain.loads(wire.dumps(obj)) == obj
     for data, why in [(b"{\"a\": NaN}", "NaN is not JSON"), (b"{\"a\": " + b"9" * 31 + b"}", "31 digits"),
-                      (b"[1]", "a JSON object"), (b"[" * 100_000 + b"]" * 100_000, "nested too deep")]:
+                      (b"[1]", "a JSON object"), (b"[" * 100_000 + b"]" * 100_000, "nested deeper than 8")]:
         with pytest.raises(plain.Malformed, match=why):
             plain.decode(data)

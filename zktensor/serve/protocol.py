@@ -7,34 +7,17 @@ user), {"op": "status"}, {"op": "stop"}, {"op": "ping"}; over TCP each also carr
 "token". Replies: {"ok": true, ...} or {"ok": false, "error": one line, "status": the
 exit status the CLI should give}.
 
-The service reads a request with `wire`'s hostile-JSON rules and, before parsing, two
-more: at most ``MAX_REQUEST`` bytes, and nesting at most ``MAX_DEPTH`` deep (so that a
-deep message is refused by its depth, not by the parser's recursion limit). Anything
-else is a `Malformed` message, which the service answers with one line; `request_error`
-then checks the fields.
+The service reads a request with `wire`'s hostile-JSON rules (its depth bound among them)
+and at most ``MAX_REQUEST`` bytes of it; anything else is a `Malformed` message, which the
+service answers with one line. `request_error` then checks the fields.
 """
 from __future__ import annotations
 
-import re
-
-from .wire import MAX_MESSAGE, Malformed, ProtocolError, decode, send  # noqa: F401 (the service's names)
-from .wire import recv_bytes, short as _short
+from .wire import MAX_DEPTH, MAX_MESSAGE, Malformed, ProtocolError, decode, recv, send  # noqa: F401 (the service's names)
+from .wire import short as _short
 
 MAX_REQUEST = 1 << 20       # a request is a few paths and flags
-MAX_DEPTH = 8
 VERSION = 1
-
-
-def recv(sock, limit: int = MAX_MESSAGE) -> dict:
-    """A message, refused (`Malformed`) past ``limit`` bytes or ``MAX_DEPTH`` levels."""
-    data = recv_bytes(sock, limit)
-    try:
-        deep = _deeper_than(data.decode("utf-8"), MAX_DEPTH)
-    except UnicodeDecodeError:
-        deep = False                    # `decode` says why
-    if deep:
-        raise Malformed(f"JSON nested deeper than {MAX_DEPTH} levels")
-    return decode(data)
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -111,23 +94,3 @@ def request_error(req: dict) -> str | None:
 def _kind(v) -> str:
     return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list",
             dict: "an object", type(None): "null"}.get(type(v), type(v).__name__)
-
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def _deeper_than(text: str, limit: int) -> bool:
-    """Whether brackets nest deeper than ``limit`` (strings ignored), without recursion:
-    keep only the brackets, then strip innermost pairs once per level."""
-    shape = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    if re.search("[\\[{]{%d}" % (limit + 1), shape):      # a run of openers: deep even if unclosed
-        return True
-    for _ in range(limit):
-        if not shape:
-            return False
-        stripped = shape.replace("[]", "").replace("{}", "")
-        if stripped == shape:           # unbalanced: the parser says where
-            return False
-        shape = stripped
-    return "[]" in shape or "{}" in shape

@@ -12,9 +12,10 @@ other than CPython) the `json` package does the work, with the same limits.
 
 Reading keeps the hostile-JSON rules of the file readers (``groth16.formats.json_io``):
 integers of at most ``MAX_DIGITS`` digits (Python's int() is quadratic), no NaN or
-infinity, an object at the top; deep nesting ends in the parser's RecursionError, which
-is a `Malformed` message too (`protocol` also bounds the depth of the service's
-requests before parsing them).
+infinity, an object at the top, and nesting at most ``MAX_DEPTH`` deep, checked before
+parsing (`nesting_depth`): the C parser recurses once a level, bounded only by Python's
+recursion limit, which libraries raise (py_ecc sets 100,000 at import), and that deep a
+recursion ends the process, not in a RecursionError.
 
     send(sock, {"op": "ping"})
     reply = recv(sock)              # a dict, or ProtocolError / Malformed
@@ -26,6 +27,7 @@ from types import SimpleNamespace
 
 MAX_MESSAGE = 64 << 20      # a reply carries public.json: large for circuits with many public signals
 MAX_DIGITS = 30
+MAX_DEPTH = 8
 
 
 class ProtocolError(ConnectionError):
@@ -104,6 +106,25 @@ else:                                   # not CPython: the json package, same li
         return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
 
 
+_BRACKETS_ONLY = {c: None for c in range(128) if chr(c) not in "[]{}"}
+
+
+def nesting_depth(text: str) -> int:
+    """How deep arrays and objects nest in JSON text, strings ignored, without recursion and
+    without re: escape pairs dropped (``\\\\`` first, then ``\\"``, as JSON's lexer reads them),
+    the text between quotes dropped, then one step a bracket. Where the text is not JSON
+    the figure may be wrong past the first error, which the parser stops at."""
+    outside = "".join(text.replace("\\\\", "").replace('\\"', "").split('"')[0::2])
+    depth = deepest = 0
+    for c in outside.translate(_BRACKETS_ONLY):
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
+
+
 def encode(obj: dict) -> bytes:
     data = dumps(obj).encode()
     return len(data).to_bytes(4, "big") + data
@@ -115,10 +136,10 @@ def decode(data: bytes) -> dict:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise Malformed(f"not UTF-8 (byte {e.start})") from None
+    if nesting_depth(text) > MAX_DEPTH:
+        raise Malformed(f"JSON nested deeper than {MAX_DEPTH} levels")
     try:
         obj = loads(text)
-    except RecursionError:
-        raise Malformed("JSON nested too deep") from None
     except ValueError as e:             # json.JSONDecodeError is a ValueError
         raise Malformed(f"not JSON ({short(str(e))})") from None
     if not isinstance(obj, dict):
