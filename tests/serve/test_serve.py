@@ -218,6 +218,7 @@ PROVE = {"op": "prove", "zkey": str(DEMO / "demo.zkey"), "witness": str(DEMO / "
 HOSTILE = {
     "deep nesting": b"[" * 100000 + b"]" * 100000,
     "deep unclosed": b'{"a":' * 50000,
+    "deep in runs of 8": b"[[[[[[[[]" * 10000,
     "a 5000-digit number": b'{"op": "ping", "n": ' + b"9" * 5000 + b"}",
     "a huge exponent": b'{"op": "ping", "n": 1e99999}',
     "NaN": b'{"op": "ping", "n": NaN}',
