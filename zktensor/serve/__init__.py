@@ -5,10 +5,12 @@
     zktensor serve --status | --stop
 
 One concept per module: ``paths`` (where the socket, pid and token files live),
-``protocol`` (length-prefixed JSON messages, read by the hostile-input rules, and
-the requests' fields), ``client`` (what ``zktensor prove`` runs: the standard
-library only, so it starts without torch or numpy), ``residency`` (keys loaded on first use, least recently used evicted within a
-memory budget), ``footprint`` (a key's resident bytes from its .zkey header, evicted
+``wire`` (length-prefixed JSON messages, read by the hostile-input rules, with nothing
+imported that Python's start-up has not loaded), ``protocol`` (the requests' fields, as
+the service checks them), ``client`` (what ``zktensor prove`` runs: the standard
+library's C modules and ``wire``, so it starts without torch, numpy or most of the
+standard library), ``residency`` (keys loaded on first use, least recently used evicted
+within a memory budget), ``footprint`` (a key's resident bytes from its .zkey header, evicted
 for before it loads), ``server`` (the socket server and its requests), ``command``
 (the ``serve`` subcommand).
 """
