@@ -25,9 +25,9 @@ exit status. Another module adds one with ``register(...)`` (``autotune``,
 ``zkml``); modules named in ``LAZY`` are imported only when their command is
 used, so ``zktensor verify`` does not load the compiler.
 
-``prove``'s arguments are data (``PROVE_ARGS``): argparse is built from them, and
-``quick_args`` reads a plain command line (exact long options, four positionals) with
-them, without importing argparse (with re, gettext and locale, a good part of the thin
+``prove``'s and ``serve``'s arguments are data (``PROVE_ARGS``, ``SERVE_ARGS``): argparse
+is built from them, and ``quick_args`` reads a plain command line (exact long options,
+the positionals) with them, without importing argparse (with re, gettext and locale, a good part of the thin
 client's start-up); anything else (help, an abbreviation, a mistake) goes to argparse,
 which parses it or says what is wrong.
 """
@@ -409,9 +409,24 @@ register("demo", "prove and verify the bundled example circuit", _demo_args, _de
 # -- serve, warmup ----------------------------------------------------------------------------
 
 
+SERVE_ARGS: list[tuple[str, dict]] = [
+    ("--status", dict(action="store_true", group="mode", help="report the running service and its resident keys")),
+    ("--stop", dict(action="store_true", group="mode", help="stop the running service")),
+    ("--detach", dict(action="store_true", group="mode", help="start the service in the background")),
+    ("--memory", dict(metavar="SIZE", help="memory budget for resident keys, e.g. 6G (default: half of physical "
+                                           "memory); least recently used keys are evicted past it")),
+    ("--tcp", dict(type=int, metavar="PORT", help="also listen on 127.0.0.1:PORT (0: any free port); requests "
+                                                  "must carry the token written to the run directory's serve.token")),
+    ("--device", dict(help="cpu or cuda (default: cuda when present)")),
+    ("--plain", dict(action="store_true", help="keep plain MSM tables (less memory, slower proofs) instead of "
+                                               "GZKP's weighted ones")),
+]
+"""``serve``'s arguments, as ``PROVE_ARGS``: ``serve --status`` and ``--stop`` are thin
+clients too."""
+
+
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    from .serve.command import configure
-    configure(p)
+    add_table(p, SERVE_ARGS)
 
 
 def _serve(a: argparse.Namespace) -> int:
@@ -493,7 +508,8 @@ def main(argv=None) -> int:
         except ImportError as e:
             _err(f"the {argv[0]} command is not available ({e})")
             return 2
-    a = quick_args(PROVE_ARGS, argv[1:], "prove") if argv[:1] == ["prove"] else None
+    quick = {"prove": PROVE_ARGS, "serve": SERVE_ARGS}.get(argv[0]) if argv else None
+    a = quick_args(quick, argv[1:], argv[0]) if quick else None
     if a is None:
         p = parser(only=argv[0] if argv and argv[0] in COMMANDS else None)
         a = p.parse_args(argv)

@@ -68,6 +68,9 @@ def test_client_imports_neither_torch_nor_numpy(service, tmp_path):
     assert res.returncode == 0, res.stderr
     assert "HEAVY []" in res.stdout
     assert valid(tmp_path)
+    res = subprocess.run([sys.executable, "-c", code, "serve", "--status"], env=service.env,    # a client too
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and "resident" in res.stdout and "HEAVY []" in res.stdout, res
 
 
 def test_several_clients_and_bad_requests_beside_good_ones(service, tmp_path):

@@ -7,20 +7,23 @@
     zktensor serve --status         # pid, budget, resident keys and their sizes
     zktensor serve --stop           # returns once the service has exited and its socket is gone
 
-A bad ``--memory`` is refused in one line (exit 2) before anything starts.
+A bad ``--memory`` is refused in one line (exit 2) before anything starts. The arguments
+are `cli.SERVE_ARGS`.
 """
 from __future__ import annotations
 
-import argparse
 import os
-import re
 import sys
 import time
 
 from . import client, paths
 
+TYPE_CHECKING = False           # typing's flag without typing's import (`--status` is a thin client)
+if TYPE_CHECKING:
+    import argparse
+
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+_SIZE = r"(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?"
 MAX_BUDGET = 1 << 60
 STOP_WAIT_S = 30.0
 
@@ -28,7 +31,8 @@ STOP_WAIT_S = 30.0
 def parse_size(s: str) -> int:
     """'8G', '512M', '1.5g', '6GiB', '1073741824' -> bytes; ValueError (one line) for
     anything else, nothing at all, or a size under a byte or past any machine."""
-    m = _SIZE.fullmatch(s.strip())
+    import re               # here: `--status` and `--stop` do not pay for it
+    m = re.fullmatch(_SIZE, s.strip(), re.IGNORECASE)
     if m is None:
         raise ValueError(f"--memory {s!r}: not a size (e.g. 8G, 512M, 1.5g)")
     n = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
@@ -60,22 +64,6 @@ def wait_stopped(pid: int, timeout: float = STOP_WAIT_S) -> bool:
             return False
         time.sleep(0.05)
     return True
-
-
-def configure(p: argparse.ArgumentParser) -> None:
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--status", action="store_true", help="report the running service and its resident keys")
-    g.add_argument("--stop", action="store_true", help="stop the running service")
-    g.add_argument("--detach", action="store_true", help="start the service in the background")
-    p.add_argument("--memory", metavar="SIZE",
-                   help="memory budget for resident keys, e.g. 6G (default: half of physical memory); "
-                        "least recently used keys are evicted past it")
-    p.add_argument("--tcp", type=int, metavar="PORT",
-                   help="also listen on 127.0.0.1:PORT (0: any free port); requests must carry the token "
-                        "written to the run directory's serve.token")
-    p.add_argument("--device", help="cpu or cuda (default: cuda when present)")
-    p.add_argument("--plain", action="store_true",
-                   help="keep plain MSM tables (less memory, slower proofs) instead of GZKP's weighted ones")
 
 
 def run(a: argparse.Namespace) -> int:
