@@ -141,6 +141,7 @@ def test_dumps_matches_bfj_itself(fixtures, tmp_path):
 @pytest.mark.parametrize("text, message", [
     ("[" * 100000 + "]" * 100000, "nested deeper than 32"),
     ("[" * 5000, "nested deeper than 32"),
+    (("[" * 32 + "]") * 5000, "nested deeper than 32"),       # no run of 33 openers, yet 155,000 deep
     ('["1", NaN]', "not valid JSON"),
     ("\ufeff[]", "not valid JSON"),
     ("[" + "9" * 5000 + "]", r"\[0\]: a number of 5000 digits, out of range"),

@@ -33,6 +33,8 @@ def test_blocks_are_inspects(strategy):
         fns = [f.fn for f in vars(mod).values() if hasattr(f, "fn") and hasattr(f.fn, "__code__")]
         assert fns, kind
         blocks = triton_modules.source_blocks(fns[0].__code__.co_filename)
+        with open(fns[0].__code__.co_filename, "rb") as f:      # as the import reads it
+            assert triton_modules.source_blocks("", f.read().decode()) == blocks, kind
         for fn in fns:
             assert blocks[fn.__code__.co_firstlineno] == inspect.getsourcelines(fn), (kind, fn.__name__)
             checked += 1

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from zktensor.runtime.json_depth import nesting_depth
 from zktensor.serve import wire
 
 VALUES = [
@@ -62,7 +63,7 @@ def test_malformed_messages_say_why(data, why):
 ])
 def test_nesting_depth_ignores_strings(text, depth):
     assert json.loads(text) is not None
-    assert wire.nesting_depth(text) == depth
+    assert nesting_depth(text) == depth
 
 
 def test_what_json_cannot_carry_is_refused():
@@ -103,7 +104,7 @@ def test_without_the_c_codec_the_json_package_keeps_the_rules(monkeypatch):
     import importlib.util
     import sys
     monkeypatch.setitem(sys.modules, "_json", None)             # import _json -> ImportError
-    spec = importlib.util.spec_from_file_location("wire_without_c", wire.__file__)
+    spec = importlib.util.spec_from_file_location("zktensor.serve.wire_without_c", wire.__file__)
     plain = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plain)
     assert plain._codec is None and wire._codec is not None

@@ -48,7 +48,7 @@ import os
 import stat
 import sys
 
-from ..runtime.atomic import fsync_dir, temp_file
+from ..runtime.atomic import discard, fsync_dir, temp_file
 
 TYPE_CHECKING = False           # typing's flag without typing's import (the thin client's start-up)
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _try_create(directory: str, target: str) -> OSError | None:
     except OSError as e:
         return e
     os.close(fd)
-    _remove(probe)
+    discard(probe)
     return None
 
 
@@ -200,14 +200,6 @@ def _release_signals(held) -> None:
         _signal.pthread_sigmask(_signal.SIG_SETMASK, held)
 
 
-def _remove(path: str) -> None:
-    """Unlink a temporary or backup of ours, if it is still there."""
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
 def _chunks(data) -> list:
     """str (UTF-8), a bytes-like object, or a list/tuple of bytes-like chunks (a large file
     written without being joined into one) -> the chunks to write."""
@@ -239,7 +231,7 @@ def _write_temp(name: str, data, sync: bool) -> str:
             mode_bits = 0o644   # mkstemp's 0600 would hide a proof from its readers
         os.chmod(tmp, mode_bits)
     except BaseException as e:
-        _remove(tmp)
+        discard(tmp)
         if isinstance(e, OSError):
             raise OutputError(f"{name}: cannot write ({e.strerror or e})") from None
         raise
@@ -251,7 +243,7 @@ def _backup(target: str) -> str | None:
     if not os.path.exists(target):
         return None
     backup = _aside_name(target, str(_thread.get_ident()), ".old")
-    _remove(backup)
+    discard(backup)
     try:
         os.link(target, backup)
     except OSError:
@@ -303,10 +295,10 @@ def write_outputs(items: Sequence, sync: bool = True) -> None:
         finally:
             for b in backups:
                 if b is not None:
-                    _remove(b)
+                    discard(b)
     finally:
         for tmp in temps:
-            _remove(tmp)
+            discard(tmp)
     if sync:
         for d in {os.path.dirname(t) for t in (_resolved(n) for n, _ in items)}:
             fsync_dir(d)

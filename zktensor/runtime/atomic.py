@@ -27,7 +27,7 @@ class atomic_write:
                                   newline="" if text else None)
         except BaseException:
             os.close(fd)
-            _unlink(self.tmp)
+            discard(self.tmp)
             raise
         return self.file
 
@@ -38,7 +38,7 @@ class atomic_write:
                     f.flush()
                     os.fsync(f.fileno())
             if exc_type is not None:
-                _unlink(self.tmp)
+                discard(self.tmp)
                 return False
             # mkstemp makes the file 0600: keep the replaced file's mode, else 0644
             # (reading the umask would mean changing it, which is not thread-safe).
@@ -49,16 +49,17 @@ class atomic_write:
             os.chmod(self.tmp, mode_bits)
             os.replace(self.tmp, self.path)
         except BaseException:
-            _unlink(self.tmp)
+            discard(self.tmp)
             raise
         fsync_dir(self.directory)
         return False
 
 
-def _unlink(path: str) -> None:
+def discard(path: str) -> None:
+    """Unlink a temporary of ours if it is still there; an error doing so is not the caller's."""
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:
         pass
 
 

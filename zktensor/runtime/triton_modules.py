@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.util
+import io
 import os
 import threading
 from pathlib import Path
@@ -66,19 +67,21 @@ def generated_module(src: str, key: str, meta: dict, interpret: bool):
 def load_triton_module(path: str, interpret: bool):
     """Import generated Triton source; `interpret` picks the CPU interpreter. Compiled, each
     function's Triton cache key is given from the file's text (`preset_cache_keys`)."""
-    with triton_mode(interpret), _sources_from(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    with triton_mode(interpret), _sources_from(path, data.decode()):
         name = f"zktensor_gen_{Path(path).parent.name}_{'i' if interpret else 'c'}"
         spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
     if not interpret:
-        preset_cache_keys(mod, path)
+        preset_cache_keys(mod, path, data)
     return mod
 
 
-def preset_cache_keys(mod, path: str) -> int:
+def preset_cache_keys(mod, path: str, data: bytes) -> int:
     """Give every @jit function of a generated module its Triton cache key ahead of time:
-    sha256 of the file's text, the function's name and first line. Returns how many.
+    sha256 of the file's bytes (``data``), the function's name and first line. Returns how many.
 
     Triton computes `JITFunction.cache_key` (the source half of its compile-cache key) on a
     kernel's first launch in each process by parsing the kernel and walking its AST and
@@ -96,8 +99,7 @@ def preset_cache_keys(mod, path: str) -> int:
     tests/runtime/test_triton_sources.py checks that Triton's own walk accepts every kind
     of generated module, and that the keys differ per function and per text."""
     import hashlib
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
     n = 0
     for obj in vars(mod).values():
         code = getattr(getattr(obj, "fn", None), "__code__", None)
@@ -109,7 +111,7 @@ def preset_cache_keys(mod, path: str) -> int:
     return n
 
 
-def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
+def source_blocks(path: str, text: str | None = None) -> dict[int, tuple[list[str], int]]:
     """{first line: (lines, first line)} of every top-level function of a generated module,
     decorators included, as `inspect.getsourcelines` gives them: from the first decorator
     to the function's last line of code (comment and blank lines after it left out).
@@ -121,8 +123,11 @@ def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
     the `def` line and its body indented, with no multi-line string reaching column 0, so
     a function ends where the next code line at column 0 begins; tests/runtime compares this
     with inspect for every generated module kind."""
-    with open(path) as f:
-        lines = f.readlines()
+    if text is None:
+        with open(path) as f:
+            lines = f.readlines()
+    else:                   # the file's text, read by the caller: split as open() would
+        lines = io.StringIO(text, newline=None).readlines()
     blocks, i, n = {}, 0, len(lines)
     while i < n:
         if not lines[i].startswith(("@", "def ")):
@@ -141,12 +146,12 @@ def source_blocks(path: str) -> dict[int, tuple[list[str], int]]:
 
 
 @contextlib.contextmanager
-def _sources_from(path: str):
+def _sources_from(path: str, text: str | None = None):
     """`inspect.getsourcelines` answered from `source_blocks(path)` for the functions of
     that file while it is imported (one import at a time: `triton_mode` holds the import
     lock); any other object is inspect's own business."""
     import inspect
-    blocks, real = source_blocks(path), inspect.getsourcelines
+    blocks, real = source_blocks(path, text), inspect.getsourcelines
 
     def getsourcelines(obj):
         code = getattr(obj, "__code__", None)

@@ -13,9 +13,7 @@ other than CPython) the `json` package does the work, with the same limits.
 Reading keeps the hostile-JSON rules of the file readers (``groth16.formats.json_io``):
 integers of at most ``MAX_DIGITS`` digits (Python's int() is quadratic), no NaN or
 infinity, an object at the top, and nesting at most ``MAX_DEPTH`` deep, checked before
-parsing (`nesting_depth`): the C parser recurses once a level, bounded only by Python's
-recursion limit, which libraries raise (py_ecc sets 100,000 at import), and that deep a
-recursion ends the process, not in a RecursionError.
+parsing (`runtime.json_depth` says why).
 
     send(sock, {"op": "ping"})
     reply = recv(sock)              # a dict, or ProtocolError / Malformed
@@ -24,6 +22,8 @@ from __future__ import annotations
 
 import math
 from types import SimpleNamespace
+
+from ..runtime.json_depth import nesting_depth
 
 MAX_MESSAGE = 64 << 20      # a reply carries public.json: large for circuits with many public signals
 MAX_DIGITS = 30
@@ -104,25 +104,6 @@ else:                                   # not CPython: the json package, same li
 
     def loads(text: str):
         return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
-
-
-_BRACKETS_ONLY = {c: None for c in range(128) if chr(c) not in "[]{}"}
-
-
-def nesting_depth(text: str) -> int:
-    """How deep arrays and objects nest in JSON text, strings ignored, without recursion and
-    without re: escape pairs dropped (``\\\\`` first, then ``\\"``, as JSON's lexer reads them),
-    the text between quotes dropped, then one step a bracket. Where the text is not JSON
-    the figure may be wrong past the first error, which the parser stops at."""
-    outside = "".join(text.replace("\\\\", "").replace('\\"', "").split('"')[0::2])
-    depth = deepest = 0
-    for c in outside.translate(_BRACKETS_ONLY):
-        if c in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c in "]}":
-            depth -= 1
-    return deepest
 
 
 def encode(obj: dict) -> bytes:

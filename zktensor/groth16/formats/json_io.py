@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ...runtime.atomic import atomic_write
+from ...runtime.json_depth import nesting_depth
 from .curves import SNARKJS_NAME, curve_from_name
 from .errors import FormatError
 
@@ -89,8 +90,8 @@ MAX_JSON_BYTES = int(os.environ.get("ZKTENSOR_MAX_JSON_BYTES", 256 << 20))
 """Larger JSON files are refused before they are read (a verification key with a
 million public signals is ~200 MiB)."""
 MAX_JSON_DEPTH = 32
-"""snarkjs's files nest at most 4 deep; deeper ones are refused before parsing (Python's
-parser would end in a RecursionError)."""
+"""snarkjs's files nest at most 4 deep; deeper ones are refused before parsing
+(`runtime.json_depth` says why)."""
 MAX_DIGITS = 200
 """Significant digits a number may have (2^384 has 116): longer ones are refused
 without converting them (Python's int() has a 4300-digit limit and is quadratic)."""
@@ -115,26 +116,9 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def _depth_exceeds(text: str, limit: int) -> bool:
-    """Whether brackets nest deeper than ``limit`` (strings ignored), without recursion:
-    keep only the brackets, then strip innermost pairs once per level."""
-    shape = re.sub(r'"(?:[^"\\]|\\.)*"', "", text)
-    shape = re.sub(r"[^\[\]{}]+", "", shape)
-    if re.search("[\\[{]{%d}" % (limit + 1), shape):    # a run of openers: deep even if unclosed
-        return True
-    for _ in range(limit):
-        if not shape:
-            return False
-        stripped = shape.replace("[]", "").replace("{}", "")
-        if stripped == shape:       # unbalanced: the parser will say where
-            return False
-        shape = stripped
-    return bool(shape) and ("[]" in shape or "{}" in shape)
-
-
 def loads(text: str, name: str):
     """JSON text -> Python, for a file called ``name``: every problem one FormatError naming it."""
-    if _depth_exceeds(text, MAX_JSON_DEPTH):
+    if nesting_depth(text) > MAX_JSON_DEPTH:
         raise FormatError(f"{name}: JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         return json.loads(text, parse_int=_json_number, parse_constant=_no_constant)
