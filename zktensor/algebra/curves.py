@@ -140,8 +140,8 @@ def _small(F, i: int):
 # a kernel spill; with one, all fit once a kernel reads at most 4 values.
 # BLS12-381 G2's device-MSM chain kernel (fp64, sm_90a): left to itself ptxas gave it 32
 # registers and a 17.7 KB stack, 86,215 of its 143,232 instructions spill code; told 255, it
-# uses them and spills 12,167 of 78,432, and compiles in 121 s instead of 201 s
-# (bench/results/sass_device_msm_maxnreg.json). MNT4-753 G1's chain the same: 32 registers
+# uses them and spills 12,167 of 78,432 (bench/results/sass_device_msm_maxnreg.json, with
+# the compile times). MNT4-753 G1's chain the same: 32 registers
 # and 110,109 spill instructions of 172,648 left alone, 22,728 of 90,968 with 255. BN254's
 # kernels change by a few percent either way with the same cap, so it is these groups'
 # choice, not everyone's.
