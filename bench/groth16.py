@@ -44,6 +44,9 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key;
   peak: the client's, and the service's in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
+* the process rows run ``zktensor`` as a user does, the console script of this
+  interpreter where it runs this checkout (``python -m zktensor.cli`` otherwise); the
+  rows say which (``command``);
 * the key load of a second process (``groth16_key_load``: ``Prover(zkey)`` timed in fresh
   processes, imports excluded, tables mapped from the table cache; ``groth16_key_load_r1cs``:
   with the .r1cs too).
@@ -310,6 +313,22 @@ def run_process(cmd: list[str], env=None) -> int:
     return ru.ru_maxrss * 1024
 
 
+def zktensor_command() -> list[str]:
+    """The `zktensor` command as a user runs it: this interpreter's console script where it
+    runs this checkout's package (an editable or a regular install of it), else
+    ``python -m zktensor.cli`` (whose runpy start and second import of the cli module
+    cost a few ms that the command does not)."""
+    script = Path(sys.executable).with_name("zktensor")
+    if script.is_file():
+        found = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
+                                "print(u.find_spec('zktensor').origin)"], capture_output=True, text=True,
+                               cwd=tempfile.gettempdir(), env={k: v for k, v in os.environ.items()
+                                                               if k != "PYTHONPATH"})
+        if found.returncode == 0 and Path(found.stdout.strip()).resolve() == REPO_ROOT / "zktensor" / "__init__.py":
+            return [str(script)]
+    return [sys.executable, "-m", "zktensor.cli"]
+
+
 def time_process(cmd: list[str], runs: int, env=None):
     """(Timing, peak bytes) of cmd as a process: `time_runs`' clean-run rule (the process's CPU
     counts as ours: it is a waited child), the largest resident set of any run."""
@@ -384,6 +403,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
             raise RuntimeError(f"{tag}: {'snarkjs' if snarkjs else 'zktensor verify'} rejects the proof in {proof}")
 
     def process_row(system, op, cmd, n, version=None, env=None, note="", unit="proofs/s", **extra):
+        if system == "zktensor":        # which launcher the row timed (`zktensor_command`)
+            extra = {"command": "zktensor" if Path(cmd[0]).name == "zktensor" else "python -m zktensor.cli", **extra}
         load = wait_quiet(quiet_s)
         tm, peak = time_process(cmd, n, env=env)
         rows.append(row(row_from_timing(system, op, "bn254", 1 << k, threads, tm, target=target,
@@ -510,7 +531,9 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
         args = ["prove", str(f["zkey"]), str(f["wtns"]), str(out_dir / "cli_proof.json"),
                 str(out_dir / "cli_public.json"), "--r1cs", str(f["r1cs"])]
-        cmd = [sys.executable, "-m", "zktensor.cli", *args]
+        zktensor = zktensor_command()
+        log(f"the zktensor command: {' '.join(zktensor)}")
+        cmd = [*zktensor, *args]
         t = time.perf_counter()
         run_process(cmd + ["--no-serve", "--device", device], env=env)      # fills the table cache
         first = time.perf_counter() - t
@@ -547,7 +570,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 # the thin client's own cost: a process that starts, imports the client path
                 # (no torch, no numpy) and makes one round trip to the service
-                process_row("zktensor", "serve_client_start", [*cmd[:3], "serve", "--status"], max(cli_runs, 5),
+                process_row("zktensor", "serve_client_start", [*zktensor, "serve", "--status"], max(cli_runs, 5),
                             env=svc.env, unit="calls/s", note="zktensor serve --status: client process wall "
                                                               "(Python start-up, the client's imports, one request "
                                                               "to the service)")
