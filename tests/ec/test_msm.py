@@ -241,19 +241,30 @@ def test_prepared_bases(monkeypatch, layout):
     assert zt.msm(ks, full).to_affine() == O.msm(g, pts + [None], ks)
 
 
-def test_signed_digits_recode():
-    import numpy as np
+@pytest.mark.parametrize("way", ["closed form", "carry chain"])
+def test_signed_digits_recode(way, monkeypatch):
+    """Both ways of `signed_digits` (few scalars: the closed form; many: the carry chain)
+    give digits in (-2^(c-1), 2^(c-1)] that sum back to the scalar, by Python ints, for
+    every window width and for mixed widths."""
+    from zktensor.kernels import signed_digits as sd
+    monkeypatch.setattr(sd, "CLOSED_FORM_UPTO", 1 << 30 if way == "closed form" else 0)
     name = "bn254.g1"
     G = zt.group(name)
     r = G.r
     ks = [0, 1, r - 1, 2 ** 253, (1 << 254) - 1 - (1 << 254) % 7] + scalars(name, 20)
     ks = [k % r for k in ks]
+    ks += [(1 << (5 * t)) - 1 for t in range(1, 51)] + [1 << (13 * t) for t in range(1, 19)]
     words = scalar_words(G, ks)[0]
-    for c in (2, 5, 13, 16):
-        W = n_windows(r.bit_length(), c)
-        d = signed_digits(words, c, W)
-        assert np.abs(d).max() <= 1 << (c - 1)
-        assert [sum(int(d[t, i]) << (t * c) for t in range(W)) for i in range(len(ks))] == ks
+    for c in list(range(1, 31)) + [[5, 7, 9] * 12 + [3], [16] * 15 + [15]]:
+        widths = c if isinstance(c, list) else [c] * n_windows(r.bit_length(), c)
+        d = signed_digits(words, c, None if isinstance(c, list) else len(widths))
+        assert d.dtype == np.int32 and d.shape == (len(widths), len(ks))
+        offs = [sum(widths[:t]) for t in range(len(widths))]
+        for t, ct in enumerate(widths):
+            assert -(1 << (ct - 1)) < d[t].min() and d[t].max() <= 1 << (ct - 1), (c, t)
+        assert [sum(int(d[t, i]) << offs[t] for t in range(len(widths))) for i in range(len(ks))] == ks, c
+    with pytest.raises(AssertionError, match="overflowed"):      # r - 1 needs more than 250 bits
+        signed_digits(words, [10] * 25)
 
 
 def test_cost_model():

@@ -163,3 +163,39 @@ def test_unit_sum(name):
     assert ms.unit_sum(GS, table, n + 1, [], []) is None
     with pytest.raises(ValueError, match="±1"):
         ms.unit_sum(GS, table, n + 1, [0, 1], [1, 2])
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
+def test_host_combination_inverts_in_one_batch(name):
+    """The lanes' conversion to affine points (`host_words.xyzz_to_affine`) inverts all of
+    them with one inversion (`batch_inverse`): its inverses are those of Python's pow, over
+    Fq and Fq2, identities (ZZ = 0) among the lanes left as None."""
+    import random
+    from zktensor.algebra.curves import group as group_record
+    from zktensor.kernels.host_words import batch_inverse, xyzz_to_affine
+    G = group_record(name)
+    F, p, d, L = G.F, G.p, G.degree, G.fq.limbs32
+    rng = random.Random(5)
+    elem = (lambda: rng.randrange(1, p)) if d == 1 else (lambda: (rng.randrange(p), rng.randrange(1, p)))
+    xs = [elem() for _ in range(9)]
+    assert batch_inverse(F, xs) == [F.inv(x) for x in xs] and batch_inverse(F, []) == []
+    pts = oracle_points(name, 5, seed=2)
+    # XYZZ with random ZZ = z^2, ZZZ = z^3; lanes 1 and 3 the identity
+    rows, want = [], []
+    for i, P in enumerate(pts):
+        if i in (1, 3):
+            rows.append([F.zero] * 4)
+            want.append(None)
+            continue
+        z = elem()
+        zz = F.mul(z, z)
+        zzz = F.mul(zz, z)
+        rows.append([F.mul(P[0], zz), F.mul(P[1], zzz), zz, zzz])
+        want.append(P)
+    R = G.fq.R
+    vals = np.zeros((4 * d, len(rows), L), dtype=np.uint32)
+    for i, row in enumerate(rows):
+        for k, c in enumerate(row):
+            for j, v in enumerate([c] if d == 1 else c):
+                vals[k * d + j, i] = np.frombuffer((v * R % p).to_bytes(4 * L, "little"), dtype="<u4")
+    assert xyzz_to_affine(G, vals) == want

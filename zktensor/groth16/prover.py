@@ -177,7 +177,8 @@ class Prover(ResidentKey):
         idx = [("a", "b1", "c").index(u) for u in secs]
         if B.prepared is None:
             return {u: self.G1.identity(device=self.device) for u in secs}
-        pts = self._many(B, [(s.contiguous(), B.offsets[i]) for i in idx])
+        s = s.contiguous()          # one object for every job: `msm_many` makes its words once
+        pts = self._many(B, [(s, B.offsets[i]) for i in idx])
         return {u: pts[j] for j, u in enumerate(secs)}
 
     def _many(self, B: Bases, jobs) -> PointTensor:

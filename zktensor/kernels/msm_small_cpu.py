@@ -525,14 +525,15 @@ class _Job:
     """One MSM of `msm_many`: its calls (`run(g)`, g < `calls`: the groups of eight windows,
     then the ±1 entries' `_Units` call when it has one) and its point (`point()`)."""
 
-    def __init__(self, GS, table, neg_off: int, cols, words, c: int | None, bits: int | None = None):
+    def __init__(self, GS, table, neg_off: int, cols, words, c: int | None, bits: int | None = None,
+                 signs: np.ndarray | None = None):
         G = _record(GS)
         bits = bits or G.r.bit_length()
         w = np.asarray(words, dtype=np.uint32)
         w = w if w.ndim == 2 else w.reshape(len(cols), -1)
         cols = np.asarray(cols, dtype=np.int64)
         self.G, self.units, self.sums = G, None, None
-        signs = unit_signs(w, G.r)
+        signs = unit_signs(w, G.r) if signs is None else signs
         if window_entries(signs) < len(signs):
             unit = signs != 0
             self.units = _Units(G, table, neg_off, cols[unit], signs[unit])
@@ -579,7 +580,8 @@ def msm(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, words: np.ndarray
 
 
 def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None, bits: int | None = None) -> list:
-    """`msm` of several jobs (GS, table, neg_off, cols, words) at once: their groups of eight
+    """`msm` of several jobs (GS, table, neg_off, cols, words[, signs: their `unit_signs`, where
+    the caller has them]) at once: their groups of eight
     windows are one queue of calls that the threads take as they finish, in the jobs'
     order, so that no core idles at the end of an MSM of few groups (three groups on two
     cores leave one idle a third of the time). A job's digits are made when its first
@@ -602,7 +604,7 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None, 
             while at[0] < len(jobs):
                 k, g = at
                 if g == 0:
-                    sums[k] = _Job(*jobs[k], c, bits)
+                    sums[k] = _Job(*jobs[k][:5], c, bits, *jobs[k][5:])
                     groups[k] = left[k] = sums[k].calls
                 if g < groups[k]:
                     at[1] += 1

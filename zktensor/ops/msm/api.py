@@ -82,9 +82,12 @@ def msm_many(jobs, bases: MSMBases, config: MSMConfig | None = None, stats: dict
     if bases.device_points is not None:
         with _counted(stats):
             return _many_on_device(GS, jobs, bases, cfg, stats)
-    word_jobs = []
+    word_jobs, seen = [], {}
     for j, (scalars, off) in enumerate(jobs):
-        words = scalar_words(GS, scalars)
+        # jobs often share one scalar vector (Groth16's A, B1 and C: the witness): words once
+        words = seen.get(id(scalars))
+        if words is None:
+            words = seen[id(scalars)] = scalar_words(GS, scalars)
         if words.shape[0] != 1:
             raise ValueError(f"msm_many: job {j}: scalars must be one vector")
         k = words.shape[1]

@@ -23,8 +23,9 @@ SPARSE_BUCKETS = 8      # a plan whose live buckets are fewer than 1/SPARSE_BUCK
 @dataclass
 class LanePlan:
     """The plan of the lanes loop (`kernels.msm_small_cpu`, MSMConfig.accumulation "lanes"):
-    per batch row, its scalars' table columns (k,) and standard-form words (k, L), summed in
-    c-bit windows; the negated bases sit at column neg_off + column."""
+    per batch row, its scalars' table columns (k,), standard-form words (k, L) and
+    `msm_small_cpu.unit_signs` (k,), summed in c-bit windows; the negated bases sit at
+    column neg_off + column."""
     c: int
     rows: list
     neg_off: int
@@ -120,8 +121,9 @@ def _lane_plan(jobs, n, J, Fr) -> MSMPlan:
     from ...kernels.msm_small_cpu import unit_signs, window_entries
     bits = Fr.p.bit_length()
     words = [np.asarray(wb, dtype=np.uint32).reshape(-1, Fr.limbs) for wb, _ in jobs]
-    c = lanes_window(max((window_entries(unit_signs(w, Fr.p)) for w in words), default=0), bits)
-    rows = [(np.asarray(cb, dtype=np.int64), w) for w, (_, cb) in zip(words, jobs)]
+    signs = [unit_signs(w, Fr.p) for w in words]
+    c = lanes_window(max((window_entries(s) for s in signs), default=0), bits)
+    rows = [(np.asarray(cb, dtype=np.int64), w, s) for w, s, (_, cb) in zip(words, signs, jobs)]
     return MSMPlan(None, None, False, len(jobs), 1, [0], [c] * n_windows(bits, c), J,
                    sum(len(cb) for _, cb in jobs), offset=False, lanes=LanePlan(c, rows, J * (n + 1)))
 

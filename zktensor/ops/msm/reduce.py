@@ -45,7 +45,7 @@ def _lane_sums(GS, table, plan: MSMPlan, dev, stats, table_rows=None):
     clock = Clock(stats)
     lp = plan.lanes
     rows = table_rows.numpy() if table_rows is not None else np.ascontiguousarray(table.numpy().T)
-    sums = msm_small_cpu.msm_many([(GS, rows, lp.neg_off, cols, words) for cols, words in lp.rows], c=lp.c)
+    sums = msm_small_cpu.msm_many([(GS, rows, lp.neg_off, *row) for row in lp.rows], c=lp.c)
     clock.tick("lanes")
     if stats is not None:
         stats.update(accumulation="lanes", window=lp.c, widths=plan.widths, windows=len(plan.widths), rounds=1,
