@@ -27,7 +27,7 @@ def _run(name, pts, ks, c):
     words = scalar_words(GS, ks)[0]
     dig = signed_digits(words, c, n_windows(GS.r.bit_length(), c))
     out = ms.lane_sums(GS, table, n + 1, np.arange(n, dtype=np.int64), dig, c)
-    return ms.combine(GS, out, c)
+    return ms.combine(GS, out)
 
 
 @pytest.mark.parametrize("name", ALL_GROUPS)

@@ -12,13 +12,14 @@ Here eight windows go through the points together, one lane each, in a compiled 
     r = a = 0
     for b = NB .. 1:  r += bucket[b];  a += r                      (a = sum_b b·bucket[b])
 
-and a last call weights the groups by Horner (`msm_combine`): lane l then holds windows
-l, l + 8, ... combined, and the host adds the eight lanes (`combine`).
+and a last call weights the groups by Horner (`msm_combine`), after which lane l holds
+windows l, l + 8, ... combined, and folds the lanes, sum_l 2^(c·l)·lane_l: one point,
+which the host makes affine (`combine`).
 
 A 0/1 witness's scalars would use one lane of eight: scalar 1 has one nonzero digit. Its
 scalars ±1 (from `UNITS_MIN` of them) go to `msm_units` instead, the same loop with a
 column per lane, gathered, so a trip adds eight different bases (NB = 1: each lane's
-sum of its share), and `combine` adds those eight lanes with weight 1.
+sum of its share), and `msm_combine` folds those eight lanes with weight 1.
 
 Every lane does the same step each trip, so the loop has no mask; lanes are windows, so
 the eight gathers of a trip hit eight different bucket arrays and never conflict. The
@@ -57,7 +58,7 @@ from .host_words import xyzz_to_affine
 from .signed_digits import n_windows, signed_digits
 
 LANES = 8
-TEMPLATE_VERSION = "7"
+TEMPLATE_VERSION = "8"
 MAX_WINDOW = 16     # buckets a lane: 2^(c-1) + 3 slots of K52·8 words each
 
 
@@ -288,14 +289,17 @@ def _windows_function(GS, F, per_lane: bool = False) -> str:
     return "\n".join([f"  func.func @{name}({params}) {{"] + c.lines + ["    return", "  }"])
 
 
-COMBINE_PARAMS = {"T": "p", "G": "i", "shift": "i", "out": "p"}
+COMBINE_PARAMS = {"T": "p", "G": "i", "shift": "i", "lane_shift": "i", "out": "p"}
 
 
 def _combine_function(GS, F) -> str:
-    """@msm_combine: lane l of V = sum_g 2^(shift·g)·T[g] by Horner over the groups (T: G + 1
-    slots of K52·8 int64, the last a scratch for V), stored as words into out (4d·L, 8)
-    int32. With windows of c bits and shift = 8c, lane l holds the windows l, l + 8, ...
-    of the scalar, weighted among themselves; what is left is sum_l 2^(c·l)·V_l."""
+    """@msm_combine: lane l of V = sum_g 2^(shift·g)·T[g] by Horner over the groups, then the
+    lanes folded, sum_l 2^(lane_shift·l)·V_l, stored as words into out (4d·L, 8) int32, every
+    lane the same point (T: G + 2 slots of K52·8 int64, the last two scratch for V and the
+    fold). With windows of c bits, shift = 8c and lane_shift = c: lane l holds the windows
+    l, l + 8, ... of the scalar, and the fold weighs them among each other, which on the
+    host was ~50 group operations on Python ints (~0.3 ms a BN254 G1 MSM). The fold is one
+    lane's work done in all eight alike: 7·(lane_shift + 1) steps."""
     d, L, n52 = GS.degree, F.limbs32, F.limbs52
     K52 = 4 * d * n52
     c = Code(LANES)
@@ -320,7 +324,24 @@ def _combine_function(GS, F) -> str:
         v = _rare(c, "pstep", [c.load(p, v64, 8) for p in vp] + t, K52, inline=False)
         for x, p in zip(v, vp):
             c.store(x, p, v64, 8)
-    v = [c.load(p, v64, 8) for p in vp]
+    # the fold, from lane 7 down: lane l of V is the word at q·8 + l of each of its limbs q
+    fp = slot_ptrs(c.add("%G", one))
+    vbase = c.gep("%T", c.mul("%G", slot), "i64")
+
+    def lane(li):
+        return [c.splat(c.load(c.gep(vbase, c.add(c.const(q * LANES), li), "i64"), "i64", 8)) for q in range(K52)]
+    for x, p in zip(lane(c.const(LANES - 1)), fp):
+        c.store(x, p, v64, 8)
+    with c.loop(zero, c.const(LANES - 1), one) as i:
+        with c.loop(zero, "%lane_shift", one):
+            v = _call(c, "dstep", [c.load(p, v64, 8) for p in fp], K52, inline=False)
+            for x, p in zip(v, fp):
+                c.store(x, p, v64, 8)
+        v = _rare(c, "pstep", [c.load(p, v64, 8) for p in fp] + lane(c.bin("subi", c.const(LANES - 2), i)), K52,
+                  inline=False)
+        for x, p in zip(v, fp):
+            c.store(x, p, v64, 8)
+    v = [c.load(p, v64, 8) for p in fp]
     for k in range(4 * d):
         ws = c.call("to32", v[k * n52:(k + 1) * n52], L, v64, v32)
         for j, w in enumerate(ws):
@@ -375,9 +396,9 @@ def library(GS):
 
 def lane_sums(GS, table: np.ndarray, neg_off: int, cols: np.ndarray, digits: np.ndarray,
               c: int) -> np.ndarray:
-    """V_l = sum_g 2^(8c·g)·T_(8g+l) for the 8 lanes l, T_t = sum_v v·(the bases whose digit
-    in window t is ±v, signed): (4d·L, 8) int32 storage words, XYZZ (the identity: ZZ = 0).
-    The MSM is sum_l 2^(c·l)·V_l (`combine`).
+    """The MSM sum_l 2^(c·l)·V_l, V_l = sum_g 2^(8c·g)·T_(8g+l) for the 8 lanes l, T_t =
+    sum_v v·(the bases whose digit in window t is ±v, signed): (4d·L, 8) int32 storage
+    words, XYZZ (the identity: ZZ = 0), the same point in every lane (`combine` reads one).
 
     table: point-major affine table (columns, 2d·L) int32 (`ops.msm.bases`), -Q of column
     i at column neg_off + i (an identity base: all-zero words); cols (m,) int64: the
@@ -414,7 +435,7 @@ class _Sums:
             raise ValueError(f"lane_sums: a digit past ±2^{c - 1}")
         self.groups = max(1, -(-W // LANES))
         self.digits = digits
-        self.T = np.zeros((self.groups + 1, K52, LANES), dtype=np.int64)
+        self.T = np.zeros((self.groups + 2, K52, LANES), dtype=np.int64)     # + V and the fold
         self.lib, self.slot, self.words = library(G), K52 * LANES, 4 * d * L
         self.table, self.neg_off, self.cols, self.c, self.m = table, neg_off, cols, c, m
 
@@ -432,37 +453,34 @@ class _Sums:
     def finish(self) -> np.ndarray:
         from ..runtime import counters
         out = np.empty((self.words, LANES), dtype=np.int32)
-        self.lib.msm_combine(self.T.ctypes.data, self.groups, LANES * self.c, out.ctypes.data)
+        self.lib.msm_combine(self.T.ctypes.data, self.groups, LANES * self.c, self.c, out.ctypes.data)
         counters.launch(self.groups + 1)
         return out
 
 
-def combine(GS, words: np.ndarray | None, c: int, units: np.ndarray | None = None):
-    """sum_l 2^(c·l)·V_l of `lane_sums`' words, plus sum_l U_l of `_Units`' words when given,
-    as an affine Python-int point (None: the identity): the lanes to the host, one inversion
-    each, and ~7c doublings. (Either may be None: no entries of that kind.)"""
+def combine(GS, *parts):
+    """The sum of `msm_combine`'s points (each part (4d·L, 8) int32 words, the point in
+    every lane; None: no entries of that kind), as an affine Python-int point (None: the
+    identity): lane 0 of each to the host, one inversion in all."""
     from ..algebra.curves import lincomb
     G = _record(GS)
     d, L = G.degree, G.fq.limbs32
-    blocks, weights = [], []
-    for w, shift in ((words, c), (units, 0)):
-        if w is not None:
-            blocks.append(np.ascontiguousarray(w.reshape(4 * d, L, LANES).transpose(0, 2, 1)))
-            weights += [1 << shift * l for l in range(LANES)]
+    blocks = [np.ascontiguousarray(w.reshape(4 * d, L, LANES)[:, :, :1].transpose(0, 2, 1))
+              for w in parts if w is not None]
     if not blocks:
         return None
-    lanes = xyzz_to_affine(G, np.concatenate(blocks, axis=1))
-    return lincomb(G, None, list(zip(weights, lanes)))
+    return lincomb(G, None, [(1, P) for P in xyzz_to_affine(G, np.concatenate(blocks, axis=1))])
 
 
-UNITS_MIN = 256     # ±1 scalars from which `_Units` sums them apart: its call and its eight
-                    # lanes' conversion on the host cost about this many trips of the windows loop
+UNITS_MIN = 256     # ±1 scalars from which `_Units` sums them apart: its call and the host's
+                    # conversion of its lanes cost about this many trips of the windows loop
+                    # (measured when the host added the eight lanes; the fold now does)
 
 
 class _Units:
     """Σ ±P_i over the entries whose scalar is 1 or r − 1 (a 0/1 witness's), eight bases a
-    trip (`msm_units`): lane l adds entries l, l + 8, ...; `run()` makes the lanes' sums
-    as (4d·L, 8) int32 storage words in `words`."""
+    trip (`msm_units`): lane l adds entries l, l + 8, ...; `run()` folds the lanes and
+    leaves the sum as (4d·L, 8) int32 storage words (every lane alike) in `words`."""
 
     def __init__(self, G, table, neg_off: int, cols: np.ndarray, signs: np.ndarray):
         d, L = G.degree, G.fq.limbs32
@@ -484,16 +502,16 @@ class _Units:
         from ..runtime import counters
         slot = self.K52 * LANES
         bk = np.zeros(4 * slot, dtype=np.int64)                   # NB = 1: slots 0, 1 and r, a
-        T = np.zeros((2, self.K52, LANES), dtype=np.int64)
+        T = np.zeros((3, self.K52, LANES), dtype=np.int64)
         self.lib.msm_units(self.table.ctypes.data, self.table.shape[1], self.neg_off, self.cols.ctypes.data,
                            self.dig.ctypes.data, self.n, bk.ctypes.data, 1, T.ctypes.data)
-        self.lib.msm_combine(T.ctypes.data, 1, 0, self.words.ctypes.data)   # one group: to words
+        self.lib.msm_combine(T.ctypes.data, 1, 0, 0, self.words.ctypes.data)   # one group, the lanes summed
         counters.launch(2)
 
 
 def unit_sum(GS, table: np.ndarray, neg_off: int, cols, signs):
     """Σ signs_i·Q_(cols[i]) for signs ±1, as an affine Python-int point (None: the
-    identity): one `_Units` call, eight bases a trip, and its lanes added on the host.
+    identity): one `_Units` call, eight bases a trip, its lanes folded in the call.
     For sums of a few hundred table points, such as a fixed base's multiple from its
     ladder of doublings (`groth16.blinding`). table, neg_off: as `lane_sums`'."""
     G = _record(GS)
@@ -502,7 +520,7 @@ def unit_sum(GS, table: np.ndarray, neg_off: int, cols, signs):
         raise ValueError(f"unit_sum: a sign of ±1 for each of the {cols.size} columns")
     units = _Units(G, table, neg_off, cols, signs)
     units.run()
-    return combine(G, None, 0, units.words)
+    return combine(G, units.words)
 
 
 def unit_signs(words: np.ndarray, r: int) -> np.ndarray:
@@ -551,7 +569,7 @@ class _Job:
             self.units.run()
 
     def point(self):
-        return combine(self.G, self.sums.finish() if self.sums is not None else None, self.c,
+        return combine(self.G, self.sums.finish() if self.sums is not None else None,
                        self.units.words if self.units is not None else None)
 
 
