@@ -10,8 +10,6 @@ not import PyTorch or numpy, so ``zktensor verify`` and the thin client of ``zkt
 prove`` (`zktensor.serve.client`) start without them; tests/serve checks the client's
 import list.
 """
-import importlib
-
 from .runtime.host_memory import keep_freed_memory_before_heavy_imports
 keep_freed_memory_before_heavy_imports()    # first: threads made after numpy's or torch's import
                                             # share one malloc arena (see host_memory)
@@ -40,6 +38,7 @@ __all__ = ["field", "FieldSpace", "FieldTensor", "jit", "batch_inverse", "cat", 
 
 
 def __getattr__(name):
+    import importlib            # here: importlib (and the warnings it imports) is start-up time
     if name == "zkml":          # the package, loaded on first use (zt.zkml.compile, ...)
         return importlib.import_module(".zkml", __name__)
     mod = _LAZY.get(name)

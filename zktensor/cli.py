@@ -33,11 +33,9 @@ which parses it or says what is wrong.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 import time
-from types import SimpleNamespace          # argparse.Namespace's role for `quick_args` (types: loaded at start-up)
 
 TYPE_CHECKING = False           # typing's flag without importing typing (the thin client's start-up)
 if TYPE_CHECKING:
@@ -147,7 +145,17 @@ def _dest(name: str) -> str:
     return name.lstrip("-").replace("-", "_")
 
 
-def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> SimpleNamespace | None:
+class Args:
+    """argparse.Namespace's role for `quick_args` (argparse and types are start-up time)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+    def __repr__(self):
+        return f"Args({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
+
+
+def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> Args | None:
     """``argv`` parsed by ``table`` with argparse's meaning, for a plain command line only:
     each option spelled out (``--opt value``, ``--opt=value``, a flag), a value not starting
     with "-" unless after "=", every positional given and none starting with "-", at most one
@@ -190,7 +198,7 @@ def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> 
     if len(positionals) != len(names):
         return None
     values.update(zip(names, positionals))
-    return SimpleNamespace(**values)
+    return Args(**values)
 
 
 def _prove_args(p: argparse.ArgumentParser) -> None:
@@ -504,7 +512,7 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in LAZY and argv[0] not in COMMANDS:
         try:
-            importlib.import_module(LAZY[argv[0]][0])
+            __import__(LAZY[argv[0]][0])
         except ImportError as e:
             _err(f"the {argv[0]} command is not available ({e})")
             return 2

@@ -56,7 +56,8 @@ def test_prove_through_service(service, tmp_path):
 # command line is read from the argument table, `cli.quick_args`); and the standard
 # library's modules that the client's start-up used to pay for (`serve.wire`, `config`)
 HEAVY = ("torch", "numpy", "ctypes", "argparse", "json", "re", "socket", "threading", "enum",
-         "contextlib", "collections", "functools", "signal", "typing", "dataclasses", "pathlib")
+         "contextlib", "collections", "functools", "signal", "typing", "dataclasses", "pathlib",
+         "importlib", "warnings", "types", "math")
 
 
 def test_client_imports_neither_torch_nor_numpy(service, tmp_path):

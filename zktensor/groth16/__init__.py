@@ -13,8 +13,6 @@ check), ``prover`` (the prover graph, on `zktensor.runtime.graph`),
 Importing this package imports none of them (the names above load on first use),
 so reading a file does not pull in the compiler or the GPU stack.
 """
-import importlib
-
 _LAZY = {
     "Prover": ("prover", "Prover"),
     "prove": ("prover", "prove"),
@@ -28,6 +26,7 @@ _MODULES = {"formats", "r1cs_to_qap", "prover", "fixed_base", "setup", "demo", "
 
 
 def __getattr__(name):
+    import importlib            # here: importlib (and the warnings it imports) is start-up time
     if name in _LAZY:
         mod, attr = _LAZY[name]
         return getattr(importlib.import_module(f".{mod}", __name__), attr)

@@ -20,8 +20,6 @@ parsing (`runtime.json_depth` says why).
 """
 from __future__ import annotations
 
-import math
-from types import SimpleNamespace
 
 from ..runtime.json_depth import nesting_depth
 
@@ -38,6 +36,9 @@ class Malformed(ProtocolError):
     """A whole message arrived, but it is not one this protocol accepts (the reply says why)."""
 
 
+_INF = float("inf")
+
+
 def _int(text: str) -> int:
     if len(text.lstrip("-")) > MAX_DIGITS:
         raise ValueError(f"a number of {len(text.lstrip('-'))} digits")
@@ -48,9 +49,17 @@ def _float(text: str) -> float:
     if len(text) > 2 * MAX_DIGITS:
         raise ValueError(f"a number of {len(text)} characters")
     v = float(text)
-    if not math.isfinite(v):
+    if v != v or v in (_INF, -_INF):
         raise ValueError(f"{text} is out of range")
     return v
+
+
+class _Options:
+    """The decoder attributes that `_json.make_scanner` reads (types.SimpleNamespace's role:
+    types is start-up time)."""
+
+    def __init__(self, **values):
+        self.__dict__.update(values)
 
 
 def _constant(name: str):
@@ -67,7 +76,7 @@ def _c_codec():
     attributes, with our limits and json.dumps' separators), checked on a small object."""
     try:
         import _json
-        scan = _json.make_scanner(SimpleNamespace(strict=True, object_hook=None, object_pairs_hook=None,
+        scan = _json.make_scanner(_Options(strict=True, object_hook=None, object_pairs_hook=None,
                                                   parse_float=_float, parse_int=_int, parse_constant=_constant))
         encode = _json.make_encoder(None, _unserialisable, _json.encode_basestring_ascii, None, ": ", ", ",
                                     False, False, False)
