@@ -166,6 +166,22 @@ def test_unit_sum(name):
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
+def test_lane_fold_meets_equal_points(name):
+    """The lanes' fold in `msm_combine` (Horner from lane 7 down) meets P = Q, where its
+    complete addition hands over to the doubling: lane 6 equal to 2^c·(lane 7), with
+    windows of c = 4 bits and the bases P and 2^4·P; and two ±1 lanes holding one point
+    (`unit_sum` of one column twice: lanes 0 and 1)."""
+    G = zt.group(name).params
+    P = oracle_points(name, 1)[0]
+    P16 = O.mul(G, P, 16)
+    ks = [3 << 28, 3 << 24]                     # digit 3 in window 7 of P and in window 6 of 16·P
+    assert _run(name, [P, P16], ks, 4) == O.mul(G, P, 6 << 28)
+    table = _table(zt.group(name), [P, None])
+    assert ms.unit_sum(zt.group(name), table, 3, [0, 0], [1, 1]) == O.mul(G, P, 2)
+    assert ms.unit_sum(zt.group(name), table, 3, [0, 0], [1, -1]) is None
+
+
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
 def test_host_combination_inverts_in_one_batch(name):
     """The lanes' conversion to affine points (`host_words.xyzz_to_affine`) inverts all of
     them with one inversion (`batch_inverse`): its inverses are those of Python's pow, over
