@@ -151,9 +151,6 @@ class Args:
     def __init__(self, **values):
         self.__dict__.update(values)
 
-    def __repr__(self):
-        return f"Args({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
-
 
 def quick_args(table: list[tuple[str, dict]], argv: list[str], command: str) -> Args | None:
     """``argv`` parsed by ``table`` with argparse's meaning, for a plain command line only:

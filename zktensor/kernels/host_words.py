@@ -62,9 +62,8 @@ def xyzz_to_affine(G, w: np.ndarray) -> list:
 
 
 def batch_inverse(F, xs: list) -> list:
-    """[1/x for x in xs] (all nonzero) with one inversion (Montgomery's trick): Python's
-    modular inverse of a 254-bit int takes ~20 µs, the three products per element that
-    replace it well under one."""
+    """[1/x for x in xs] (all nonzero) with one inversion (Montgomery's trick): on Python
+    ints an inversion costs many products, and this trick spends three per element."""
     if not xs:
         return []
     prefix, acc = [], F.one

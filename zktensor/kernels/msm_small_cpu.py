@@ -298,8 +298,8 @@ def _combine_function(GS, F) -> str:
     lane the same point (T: G + 2 slots of K52·8 int64, the last two scratch for V and the
     fold). With windows of c bits, shift = 8c and lane_shift = c: lane l holds the windows
     l, l + 8, ... of the scalar, and the fold weighs them among each other, which on the
-    host was ~50 group operations on Python ints (~0.3 ms a BN254 G1 MSM). The fold is one
-    lane's work done in all eight alike: 7·(lane_shift + 1) steps."""
+    host was ~50 group operations on Python ints. The fold is one lane's work done in all
+    eight alike: 7·(lane_shift + 1) steps."""
     d, L, n52 = GS.degree, F.limbs32, F.limbs52
     K52 = 4 * d * n52
     c = Code(LANES)
@@ -584,10 +584,8 @@ def lanes_window(n: int, bits: int) -> int:
     (~1.5 steps each) per bucket in its reduction and a call's fixed cost (~48 steps of
     host work), and a window's digits ~4 steps. Few entries thus take wider windows than
     their buckets alone would ask: fewer groups and fewer digits to make. The host costs
-    are fitted to single-thread timings of every window 2-11 for 2 to 4096 random BN254
-    scalars, G1 and G2 alike (the commit that set them: 48 and 4 pick a window within
-    1.3% of the fastest at every point; 64 and 8, fitted before the closed-form digits
-    and the lanes' fold, chose windows up to 21% slower below 128 entries)."""
+    are fitted to single-thread timings of every window for 2 to 4096 scalars, G1 and G2
+    alike (bench/results/msm_lanes_window_sweep.json; the fit in the commit that set them)."""
     def steps(c):
         W = n_windows(bits, c)
         return -(-W // LANES) * (n + 3 * (1 << (c - 1)) + 48) + 4 * W
