@@ -195,6 +195,8 @@ def test_host_combination_inverts_in_one_batch(name):
     elem = (lambda: rng.randrange(1, p)) if d == 1 else (lambda: (rng.randrange(p), rng.randrange(1, p)))
     xs = [elem() for _ in range(9)]
     assert batch_inverse(F, xs) == [F.inv(x) for x in xs] and batch_inverse(F, []) == []
+    with pytest.raises((ValueError, ZeroDivisionError)):      # zero has no inverse: refused, as by F.inv
+        batch_inverse(F, xs[:3] + [F.zero] + xs[3:])
     pts = oracle_points(name, 5, seed=2)
     # XYZZ with random ZZ = z^2, ZZZ = z^3; lanes 1 and 3 the identity
     rows, want = [], []
