@@ -4,6 +4,8 @@ additions choose between (an empty bucket, P = Q in a bucket, P = -Q in a bucket
 identity partial sum in the reduction)."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -217,3 +219,40 @@ def test_host_combination_inverts_in_one_batch(name):
             for j, v in enumerate([c] if d == 1 else c):
                 vals[k * d + j, i] = np.frombuffer((v * R % p).to_bytes(4 * L, "little"), dtype="<u4")
     assert xyzz_to_affine(G, vals) == want
+
+
+def test_many_jobs_gain_a_thread_when_the_budget_grows(monkeypatch):
+    """`msm_many` under a budget read at every call (a graph's share of the cores): one
+    thread while the budget is 1, and a second one joins once it is 2 (here after the first
+    job); the points against the oracle."""
+    from zktensor.runtime import threads
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "2")
+    name = "bn254.g1"
+    GS = zt.group(name)
+    jobs, want = [], []
+    for n in (6, 30, 30):
+        pts = list(oracle_points(name, n))
+        ks = scalars(name, n, seed=n + len(jobs))
+        jobs.append((GS, _table(GS, pts), n + 1, np.arange(n, dtype=np.int64), scalar_words(GS, ks)[0]))
+        want.append(O.msm(GS.params, pts, ks))
+    share, caller = [1], threading.get_ident()
+    ran, other_ran = [], threading.Event()
+    run = ms._Job.run
+
+    def traced(self, g):
+        ran.append((share[0], threading.get_ident()))
+        if threading.get_ident() != caller:
+            other_ran.set()
+        elif share[0] == 2:             # the caller waits until the second thread has joined
+            assert other_ran.wait(10), "no second thread joined after the budget grew"
+        run(self, g)
+
+    def grow(k):
+        if k == 0:
+            share[0] = 2
+            threads.budget_changed()
+    monkeypatch.setattr(ms._Job, "run", traced)
+    with threads.launch_budget(lambda: share[0]):
+        assert ms.msm_many(jobs, c=4, done=grow) == want
+    assert {t for s, t in ran if s == 1} == {caller}
+    assert len({t for s, t in ran if s == 2}) == 2

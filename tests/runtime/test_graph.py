@@ -173,3 +173,32 @@ def test_external_node_takes_no_worker_slot_but_a_core_share():
     assert run.external == ("r",)
     table = run.table()
     assert "on 1 worker and 1 external node" in table and "(external: r;" in table
+
+
+def test_a_launch_waiting_for_its_share_gets_it_when_a_node_ends(monkeypatch):
+    """`threads.wait_for_share`: a launch's second thread, refused while two nodes run (two
+    cores), is let in once the other node has ended (the graph announces it); and gives up
+    when the launch's work is all taken."""
+    from zktensor.runtime import threads
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "2")
+    started, ended = threading.Event(), []
+
+    def a():
+        assert started.wait(10)
+        time.sleep(0.02)
+        ended.append(time.perf_counter())
+
+    def b():
+        budget, most = threads.current_budget()
+        first = budget()
+        started.set()
+        return first, most, threads.wait_for_share(1, budget, lambda: False), time.perf_counter()
+    g = Graph("share")
+    g.add("a", a, inputs=[], lane="a")
+    g.add("b", b, inputs=[], lane="b")
+    first, most, got, at = g.run(workers=2).values["b"]
+    assert (first, most, got) == (1, 2, True) and at > ended[0]
+    assert threads.wait_for_share(5, lambda: 1, lambda: True) is False
+    with threads.launch_budget(3):
+        budget, most = threads.current_budget()
+        assert (budget(), most) == (3, 3)

@@ -26,7 +26,9 @@ inputs are ready, on a pool of worker threads:
   The compiled CPU kernels, numpy and torch release the GIL while they compute. Each
   running node's kernel launches use its share of the cores (cores // running nodes,
   read at every launch: `runtime.threads.launch_budget`) so that side-by-side nodes
-  do not oversubscribe, and a node left running alone gets every core.
+  do not oversubscribe, and a node left running alone gets every core. A launch of many
+  calls (the CPU lanes MSM) reads it before each call, so one that began beside another
+  node gains threads when that node ends (`runtime.threads.wait_for_share`).
 * A node runs on one of two kinds of worker (``worker=``, `WORKERS`). A ``"thread"``
   node computes on one of the run's ``workers`` threads. An ``"external"`` node hands its
   work to something outside this process's threads (another process, such as the
@@ -59,7 +61,7 @@ from dataclasses import dataclass, field
 import torch
 
 from . import counters
-from .threads import launch_budget, launch_threads
+from .threads import budget_changed, launch_budget, launch_threads
 from .atomic import atomic_write
 
 
@@ -441,6 +443,7 @@ class Graph:
                 finally:
                     with lock:
                         active[0] -= 1
+                    budget_changed()        # a launch waiting for its share may take it now
             return out
 
         indeg = {n: sum(1 for i in node.inputs if i in self.nodes) for n, node in self.nodes.items()}

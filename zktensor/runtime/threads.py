@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import threading
 
 from ..config import env
 
@@ -53,10 +54,57 @@ def launch_budget(threads):
         _launch_budget.reset(token)
 
 
+def current_budget():
+    """(budget, most): this context's budget as a function read at every call, for threads of
+    a launch's own (a pool's threads do not run in the caller's context), and the most it
+    can become: every core where a graph's share is read at each launch, else the fixed
+    budget itself."""
+    b = _launch_budget.get()
+    if callable(b):
+        return (lambda: max(1, int(b()))), num_threads()
+    n = b or num_threads()
+    return (lambda: n), n
+
+
+_budget_changed = threading.Condition()
+
+
+def _new_condition() -> None:
+    global _budget_changed
+    _budget_changed = threading.Condition()
+
+
+# a forked child (the prover's MSM helper) must not inherit the lock held by a parent thread
+os.register_at_fork(after_in_child=_new_condition)
+
+
+def budget_changed() -> None:
+    """Wake the threads that wait in `wait_for_share` (a graph calls it when a node ends,
+    which may raise the others' shares)."""
+    with _budget_changed:
+        _budget_changed.notify_all()
+
+
+def wait_for_share(i: int, budget, done) -> bool:
+    """Block thread i (0-based) of a launch until budget() lets it work (True) or done() says
+    the launch's work is all taken (False). So a long launch that began beside other work
+    with one thread gets a second when that work ends, where it would otherwise keep one
+    to its end. Waits are woken by `budget_changed` and time out after a few milliseconds,
+    for a budget that changes unannounced."""
+    with _budget_changed:
+        while not done():
+            if i < budget():
+                return True
+            _budget_changed.wait(0.005)
+    return False
+
+
 @functools.lru_cache(maxsize=None)
-def pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
-    """The process's pool of `n` threads for launches split `n` ways (made once per size)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor")
+def pool(n: int, kind: str = "launch") -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool of `n` threads for launches split `n` ways (made once per size);
+    kind "elastic": for threads that may wait for their share (`wait_for_share`), kept apart
+    so that they hold up no launch's split."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"zktensor-{kind}")
 
 
 HOST_SPLIT = 1 << 16      # elements of host work from which it is shared by threads
