@@ -202,3 +202,37 @@ def test_a_launch_waiting_for_its_share_gets_it_when_a_node_ends(monkeypatch):
     with threads.launch_budget(3):
         budget, most = threads.current_budget()
         assert (budget(), most) == (3, 3)
+
+
+def test_one_worker_runs_the_local_nodes_on_the_calling_thread():
+    """With one worker the caller's thread runs the local nodes (no hand-off a node); an
+    external node still gets a thread of its own, started before the local node that was
+    ready beside it; an error in a node run here stops the run once the external one ends."""
+    me = threading.get_ident()
+    started = threading.Event()
+
+    def remote():
+        started.set()
+        return threading.get_ident()
+    g = Graph("inline")
+    g.add("a", lambda: (started.wait(5), threading.get_ident()), inputs=[], lane="a")
+    g.add("b", lambda x: threading.get_ident(), inputs=["a"], lane="a")
+    g.add("r", remote, inputs=[], lane="helper", worker="external", priority=-1)
+    run = g.run(workers=1)
+    assert run["a"] == (True, me) and run["b"] == me and run["r"] != me
+    assert g.run(workers=2)["b"] != me
+    ended = threading.Event()
+
+    def slow_remote():
+        time.sleep(0.05)
+        ended.set()
+
+    def bad():
+        raise KeyError("bad node")
+    g2 = Graph("inline_error")
+    g2.add("r", slow_remote, inputs=[], lane="helper", worker="external")
+    g2.add("x", bad, inputs=[], lane="a")
+    g2.add("y", lambda x: x, inputs=["x"], lane="a")
+    with pytest.raises(KeyError, match="bad node"):
+        g2.run(workers=1)
+    assert ended.is_set()

@@ -458,40 +458,61 @@ class Graph:
                 if self.nodes[n].worker == "external" or local[0] < workers:
                     return ready.pop(i)
             return None
-        with ctx, ThreadPoolExecutor(max_workers=workers + len(external), thread_name_prefix=f"{self.name}") as pool:
+
+        def finish(n: str, fut) -> None:
+            """Take in node n's result (a done future, or an inline run's (value, stats) or error)."""
+            nonlocal error
+            local[0] -= self.nodes[n].worker == "thread"
+            try:
+                out, st = fut.result() if isinstance(fut, Future) else fut()
+            except BaseException as e:  # noqa: BLE001 - re-raised below
+                if error is None:
+                    error = e
+                return
+            with lock:
+                values[n] = out
+                stats.append(st)
+            for i in self.nodes[n].inputs:     # free values nobody needs any more
+                if i in self.nodes:
+                    remaining_uses[i] -= 1
+                    if remaining_uses[i] == 0 and i not in keep_set:
+                        values.pop(i, None)
+            for c in cons[n]:
+                indeg[c] -= 1
+                if indeg[c] == 0:
+                    ready.append(c)
+            ready.sort(key=key)
+        # one worker: this thread runs the local nodes itself, where a pool thread would cost
+        # two hand-offs a node (a small proof's nodes take ~0.1 ms each); external nodes still
+        # wait on threads of their own, and are started before the local node that runs here
+        inline = workers == 1
+        threads = max(1, len(external)) if inline else workers + len(external)
+        with ctx, ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"{self.name}") as pool:
             while ready or running:
+                here = None
                 while ready and error is None:
                     n = next_ready()
                     if n is None:
                         break
                     local[0] += self.nodes[n].worker == "thread"
+                    if inline and self.nodes[n].worker == "thread":
+                        here = n            # the one local slot is now taken: only external nodes follow
+                        continue
                     # the caller's context (zt.config(...) around the run) in every worker
                     running[pool.submit(contextvars.copy_context().run, run_node, n)] = n
-                if not running:
-                    break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    n = running.pop(fut)
-                    local[0] -= self.nodes[n].worker == "thread"
+                if here is not None:
                     try:
-                        out, st = fut.result()
+                        result = contextvars.copy_context().run(run_node, here)
+                        finish(here, lambda: result)
                     except BaseException as e:  # noqa: BLE001 - re-raised below
-                        if error is None:
-                            error = e
-                        continue
-                    with lock:
-                        values[n] = out
-                        stats.append(st)
-                    for i in self.nodes[n].inputs:     # free values nobody needs any more
-                        if i in self.nodes:
-                            remaining_uses[i] -= 1
-                            if remaining_uses[i] == 0 and i not in keep_set:
-                                values.pop(i, None)
-                    for c in cons[n]:
-                        indeg[c] -= 1
-                        if indeg[c] == 0:
-                            ready.append(c)
-                    ready.sort(key=key)
+                        finish(here, _raiser(e))
+                    done = [f for f in running if f.done()]
+                elif running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                else:
+                    break
+                for fut in done:
+                    finish(running.pop(fut), fut)
                 if error is not None:
                     ready.clear()
         if error is not None:
@@ -509,6 +530,12 @@ class Graph:
             if cuda:
                 res.peak_device_bytes = torch.cuda.max_memory_allocated(device)
         return res
+
+
+def _raiser(e: BaseException):
+    def f():
+        raise e
+    return f
 
 
 class _Null:
