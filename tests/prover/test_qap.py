@@ -29,7 +29,8 @@ def test_segmented_sums(curve):
     rng.shuffle(keys)
     vals = [F.p - 1 if i % 7 == 0 else rng.randrange(F.p) for i in range(len(keys))]
     plan = SegmentPlan(np.array(keys), n_seg)
-    assert plan.max_len == 64 and len(plan.levels) == 6
+    assert plan.max_len == 64 and plan.widths == [sum(k > j for k in lens) for j in range(64)]
+    assert sorted(plan.order.tolist()) == list(range(len(keys)))
     out = zt.FieldTensor(F, torch.from_numpy(plan.sum(F, F.tensor(vals).data.numpy()))).to_ints()
     want = [0] * n_seg
     for k, v in zip(keys, vals):
