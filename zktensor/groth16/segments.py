@@ -47,7 +47,6 @@ class SegmentPlan:
         self.rows = seg_ids[rank].astype(np.int64)
         lens, first = counts[rank], starts[rank]
         self.max_len = int(lens[0]) if lens.size else 0
-        # widths[j] = segments with more than j entries: a prefix of the ranks (lens descend)
         # widths[j]: the segments with more than j entries, a prefix of the ranks (lens descend)
         self.widths = [int(w) for w in np.searchsorted(-lens, -np.arange(self.max_len), side="left")]
         self.order = (np.concatenate([by_key[first[:w] + j] for j, w in enumerate(self.widths)])

@@ -459,16 +459,15 @@ class Graph:
                     return ready.pop(i)
             return None
 
-        def finish(n: str, fut) -> None:
-            """Take in node n's result (a done future, or an inline run's (value, stats) or error)."""
+        def finish(n: str, result) -> None:
+            """Take in node n's result: its (value, stats), or the exception it raised."""
             nonlocal error
             local[0] -= self.nodes[n].worker == "thread"
-            try:
-                out, st = fut.result() if isinstance(fut, Future) else fut()
-            except BaseException as e:  # noqa: BLE001 - re-raised below
+            if isinstance(result, BaseException):
                 if error is None:
-                    error = e
+                    error = result
                 return
+            out, st = result
             with lock:
                 values[n] = out
                 stats.append(st)
@@ -483,7 +482,7 @@ class Graph:
                     ready.append(c)
             ready.sort(key=key)
         # one worker: this thread runs the local nodes itself, where a pool thread would cost
-        # two hand-offs a node (a small proof's nodes take ~0.1 ms each); external nodes still
+        # two hand-offs a node (comparable to a small proof's nodes); external nodes still
         # wait on threads of their own, and are started before the local node that runs here
         inline = workers == 1
         threads = max(1, len(external)) if inline else workers + len(external)
@@ -503,16 +502,16 @@ class Graph:
                 if here is not None:
                     try:
                         result = contextvars.copy_context().run(run_node, here)
-                        finish(here, lambda: result)
                     except BaseException as e:  # noqa: BLE001 - re-raised below
-                        finish(here, _raiser(e))
+                        result = e
+                    finish(here, result)
                     done = [f for f in running if f.done()]
                 elif running:
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                 else:
                     break
                 for fut in done:
-                    finish(running.pop(fut), fut)
+                    finish(running.pop(fut), fut.exception() or fut.result())
                 if error is not None:
                     ready.clear()
         if error is not None:
@@ -530,12 +529,6 @@ class Graph:
             if cuda:
                 res.peak_device_bytes = torch.cuda.max_memory_allocated(device)
         return res
-
-
-def _raiser(e: BaseException):
-    def f():
-        raise e
-    return f
 
 
 class _Null:
