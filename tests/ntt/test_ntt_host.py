@@ -135,6 +135,43 @@ def test_transform_equals_torch_path(name, log_n):
 
 
 @needs_kernels
+def test_passes_gain_threads_while_they_run(monkeypatch):
+    """A long pass's tiles are shares that threads take as they come (`runtime.threads.elastic`):
+    under a budget that lets one thread work, then three, the later shares run on more
+    threads (a short pass keeps the one it began with), and the words are those of one
+    thread and of the FFT on Python ints."""
+    import threading
+
+    from zktensor.runtime import threads
+    monkeypatch.setenv("ZKTENSOR_NUM_THREADS", "3")
+    F = field("bn254.fr")
+    n = 1 << 12
+    rows = rand_rows(F, 3, n, 9)
+    x = to_words(F, rows)
+    want = ntt_cpu.transform(F, x, coset=7, threads=1)
+    assert from_words(F, want[:, :1]) == expected(F, rows[:1], False, 7)
+    seen, calls = set(), [0]
+    fn = ntt_cpu.library(F, 4).fns      # the passes, wrapped to see which thread runs each share
+
+    def budget():
+        calls[0] += 1
+        return 1 if calls[0] < 4 else 3
+    for name in ntt_cpu.PASSES:
+        f = fn[name]
+        monkeypatch.setitem(fn, name, lambda *a, f=f: (seen.add(threading.get_ident()), f(*a))[1])
+    with threads.launch_budget(budget):
+        got = ntt_cpu.transform(F, x, coset=7, unroll=4)
+    assert np.array_equal(got, want)
+    assert len(seen) == 1                   # a short pass takes the threads there are at its start
+    monkeypatch.setattr(ntt_cpu, "ELASTIC_FROM", 0)
+    calls[0] = 0
+    with threads.launch_budget(budget):
+        got = ntt_cpu.transform(F, x, coset=7, unroll=4)
+    assert np.array_equal(got, want)
+    assert len(seen) > 1 and calls[0] >= 4
+
+
+@needs_kernels
 def test_knobs_out_and_strides():
     """rows/columns splits, unroll, threads, `out` (fresh, in place, overlapping), a batch
     view and an input with a non-unit stride in N all give the same words."""

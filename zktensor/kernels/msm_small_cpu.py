@@ -610,17 +610,16 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None, 
     threads: how many threads take calls; 1: only the caller's, for jobs of a few points,
     which would otherwise wait for a pool busy elsewhere. By default the caller's budget
     (`launch_threads`) is read before every call, so an MSM that began beside other work
-    gains threads when that work ends (`runtime.threads.wait_for_share`). bits: every
+    gains threads when that work ends (`runtime.threads.elastic`). bits: every
     scalar is below 2^bits (default: the group order's bits), so only the windows of those
     bits are summed (`key_check`'s 64-bit combinations)."""
-    from ..runtime.threads import budget_changed, current_budget, pool, wait_for_share
+    from ..runtime.threads import elastic
     out: list = [None] * len(jobs)
     sums: list = [None] * len(jobs)
     left = [0] * len(jobs)              # a job's calls not yet done
     groups = [0] * len(jobs)
     lock = threading.Lock()
     at = [0, 0]                 # the next call: job, group
-    drained = [False]           # every call taken
 
     def take():
         with lock:
@@ -631,39 +630,21 @@ def msm_many(jobs, c: int | None = None, done=None, threads: int | None = None, 
                     groups[k] = left[k] = sums[k].calls
                 if g < groups[k]:
                     at[1] += 1
-                    return sums[k], k, g
+                    return functools.partial(call, sums[k], k, g)
                 at[0], at[1] = k + 1, 0         # (sums[k] may be gone already: its calls are done)
             return None
 
-    def drain():
-        if not drained[0]:
-            drained[0] = True
-            budget_changed()            # the threads still waiting for a share: none is left
-
-    def work(i: int = 0):
-        try:
-            while i == 0 or wait_for_share(i, budget, lambda: drained[0]):
-                if (t := take()) is None:
-                    drain()
-                    return
-                job, k, g = t
-                job.run(g)
-                with lock:
-                    left[k] -= 1
-                    last = left[k] == 0
-                if last:
-                    out[k] = job.point()
-                    sums[k] = None
-                    if done is not None:
-                        done(k)
-        finally:
-            if i == 0:
-                drain()
-    budget, n = ((lambda: threads), threads) if threads else current_budget()
-    futs = [pool(n, "elastic").submit(work, i) for i in range(1, n)]
-    work()
-    for f in futs:
-        f.result()
+    def call(job, k: int, g: int):
+        job.run(g)
+        with lock:
+            left[k] -= 1
+            last = left[k] == 0
+        if last:
+            out[k] = job.point()
+            sums[k] = None
+            if done is not None:
+                done(k)
+    elastic(take, threads=threads)
     return out
 
 

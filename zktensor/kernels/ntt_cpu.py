@@ -18,7 +18,8 @@ twiddle scaling between the steps is already inside the stage twiddles):
 DIF (Gentleman-Sande) for natural-order input: column pass, then row pass.
 DIT (Cooley-Tukey) for bit-reversed input: row pass, then column pass.
 Scaling tables (coset powers, 1/N) are applied as the first pass loads or the
-last pass stores. Tiles are split across threads (ctypes releases the GIL).
+last pass stores. Tiles are shared out to threads (ctypes releases the GIL) a few at a
+time, so a pass gains threads when other work of the process ends (`runtime.threads.elastic`).
 
 The field arithmetic is the compiler's: the butterflies are traced from
 `ntt_plan.BF_DIF`/`BF_DIT`, canonicalized, and lowered by
@@ -40,7 +41,6 @@ Order in this file: kernel (MLIR generator), host wrapper, reference.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import functools
 import hashlib
@@ -55,7 +55,7 @@ from .cpu_code import Code, apply, compile_module, field_func, vector_function
 from .host_words import mont_limbs
 from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_host, host_tables, scale_spec
 from ..runtime.cpu_isa import cpu_options
-from ..runtime.threads import launch_threads
+from ..runtime.threads import current_budget, elastic, launch_threads
 from ..tune.costmodel import default_rows_log
 from ..runtime.host_memory import keep_freed_memory
 
@@ -64,6 +64,9 @@ if TYPE_CHECKING:       # annotations only: `import zktensor.kernels.ntt_cpu` mu
 
 LANES = 8
 MIN_PER_THREAD = 1 << 11      # elements: below this a second thread costs more than it saves
+SHARES_PER_THREAD = 4         # a pass's tiles in this many shares a thread, taken as threads come
+ELASTIC_FROM = 1 << 16        # elements of a pass from which it may wait for threads that are not
+                              # free yet: below, waking and joining one costs more than it saves
 PASSES = ("col_dif", "row_dif", "row_dit", "col_dit")
 
 
@@ -482,7 +485,9 @@ def _run(P, src: np.ndarray, dst: np.ndarray, inverse: bool, coset: int | None, 
     # order and permutes after, so its table stays natural
     post = _scale_arg(T, post_spec, bitrev_out and not bitrev_in)
     (nat_rb, nat_lr, id_rb, id_lr, colperm), _ = _index_tables(n1, n2)
-    threads = min(threads or launch_threads(), launch_threads())
+    # the most threads a pass may take: a graph's share of the cores may grow while it runs
+    top = current_budget()[1]
+    threads = min(threads or top, top)
     limbs52 = P.limbs52
     # buffers and tables travel as (array, address): reading a numpy array's address is not
     # free next to a small transform's passes, so it is read once per array
@@ -504,15 +509,22 @@ def _run(P, src: np.ndarray, dst: np.ndarray, inverse: bool, coset: int | None, 
         def work(t0, t1):
             fn(*args, _scratch_for(rows * limbs52 * LANES), *tail, t0, t1)
 
-        k = min(threads, tiles, max(1, (rows * tiles * LANES) // MIN_PER_THREAD))
-        if k <= 1:
+        elements = rows * tiles * LANES
+        most = min(threads, tiles, max(1, elements // MIN_PER_THREAD))
+        if elements < ELASTIC_FROM:         # a short pass: the threads its budget gives now
+            most = min(most, launch_threads())
+        if most <= 1:
             work(0, tiles)
             return
-        step = -(-tiles // k)
-        futs = [_pool(k).submit(work, lo, min(lo + step, tiles)) for lo in range(step, tiles, step)]
-        work(0, step)                     # the first share on this thread
-        for f in futs:
-            f.result()
+        # shares of a few tiles that the threads take as they come: a pass that began
+        # beside other work gains a thread when that work ends (`runtime.threads.elastic`)
+        step = -(-tiles // (most * SHARES_PER_THREAD))
+        starts = iter(range(0, tiles, step))
+
+        def take():
+            lo = next(starts, None)
+            return None if lo is None else functools.partial(work, lo, min(lo + step, tiles))
+        elastic(take, most=most, kind="ntt")
 
     none = (None, 0, 0)
     if not bitrev_in:
@@ -647,13 +659,6 @@ def _index_tables(n1: int, n2: int):
 
 
 # -- threads and buffers ---------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _pool(n: int) -> concurrent.futures.ThreadPoolExecutor:
-    """The NTT's own workers (not shared with elementwise launches, so a caller
-    running on those workers cannot wait on itself)."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix="zktensor-ntt")
-
-
 _scratch = threading.local()
 
 

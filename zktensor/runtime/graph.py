@@ -27,8 +27,9 @@ inputs are ready, on a pool of worker threads:
   running node's kernel launches use its share of the cores (cores // running nodes,
   read at every launch: `runtime.threads.launch_budget`) so that side-by-side nodes
   do not oversubscribe, and a node left running alone gets every core. A launch of many
-  calls (the CPU lanes MSM) reads it before each call, so one that began beside another
-  node gains threads when that node ends (`runtime.threads.wait_for_share`).
+  calls (the CPU lanes MSM, an NTT pass's shares of tiles) reads it before each call, so
+  one that began beside another node gains threads when that node ends
+  (`runtime.threads.elastic`).
 * A node runs on one of two kinds of worker (``worker=``, `WORKERS`). A ``"thread"``
   node computes on one of the run's ``workers`` threads. An ``"external"`` node hands its
   work to something outside this process's threads (another process, such as the

@@ -99,11 +99,47 @@ def wait_for_share(i: int, budget, done) -> bool:
     return False
 
 
+def elastic(take, threads: int | None = None, most: int | None = None, kind: str = "elastic") -> None:
+    """Run the tasks that take() hands out (callables, in its order; None: none is left) on
+    the caller's thread and on up to `most` - 1 (default: all the cores) threads of the
+    pool `kind`, thread i taking tasks only while the budget lets it (`wait_for_share`):
+    so a launch that began beside other work gains threads when that work ends.
+    threads: a fixed budget instead of the caller's (`current_budget`). take() is called
+    under no lock: it must be safe to call from several threads. A task's exception is
+    raised here once the other threads have stopped taking tasks."""
+    budget, n = ((lambda: threads), threads) if threads else current_budget()
+    n = max(1, min(n, most or n))
+    drained = [False]
+
+    def drain():
+        if not drained[0]:
+            drained[0] = True
+            budget_changed()            # the threads still waiting for a share: none is left
+
+    def work(i: int):
+        try:
+            while i == 0 or wait_for_share(i, budget, lambda: drained[0]):
+                task = take()
+                if task is None:
+                    return
+                task()
+        finally:
+            drain()
+    futs = [pool(n, kind).submit(work, i) for i in range(1, n)]
+    try:
+        work(0)
+    finally:
+        for f in futs:
+            if not f.cancel():          # not started yet (its pool busy elsewhere): nothing to wait for
+                f.result()
+
+
 @functools.lru_cache(maxsize=None)
 def pool(n: int, kind: str = "launch") -> concurrent.futures.ThreadPoolExecutor:
-    """The process's pool of `n` threads for launches split `n` ways (made once per size);
-    kind "elastic": for threads that may wait for their share (`wait_for_share`), kept apart
-    so that they hold up no launch's split."""
+    """The process's pool of `n` threads for launches split `n` ways (made once per size and
+    kind). Threads that may wait for their share (`elastic`) are in pools of their own kind
+    ("elastic": the MSM lanes loop; "ntt": the NTT's passes), so that they hold up no
+    launch's split, and an NTT pass beside an MSM waits for no thread of the MSM's."""
     return concurrent.futures.ThreadPoolExecutor(max_workers=n, thread_name_prefix=f"zktensor-{kind}")
 
 
