@@ -1,6 +1,7 @@
 """The prover service: a threaded socket server over a `Residency` of keys.
 
-One thread per connection; a connection is one request and one reply. Everything a
+One thread per connection; a connection is one request and one reply. A proof runs on
+one of the service's own threads (`ProveThreads`), kept from proof to proof. Everything a
 request can do wrong (a message that is not JSON or nests too deep, a field of the
 wrong type or size: `protocol.request_error`; a missing or corrupt file, a witness that
 does not satisfy the circuit, a key that does not fit the witness) becomes that
@@ -19,6 +20,7 @@ import hmac
 import importlib
 import json
 import os
+import queue
 import secrets
 import signal
 import socket
@@ -50,6 +52,49 @@ def _rss_bytes() -> int | None:
     return None
 
 
+class ProveThreads:
+    """Threads kept for proofs: each call of `run` gets an idle one, or a new one when none is
+    idle, so proofs of several clients run side by side as before. The connection's own
+    thread is new for every request, and a proof on a new thread was slower than on one
+    that had proved before (the thread-local buffers of the CPU kernels are made again;
+    same-process timings in the commit that made this so). Daemon threads, as the
+    connections' are: a service that stops does not wait for a proof in flight."""
+
+    def __init__(self):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self.started = 0
+
+    def run(self, fn, *args):
+        """fn(*args) on a kept thread; its result, or its exception raised here."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1         # that thread is this job's: no later job takes it first
+            else:
+                self.started += 1
+                threading.Thread(target=self._loop, name=f"zktensor-prove-{self.started}", daemon=True).start()
+        done, out = threading.Event(), []
+        self._jobs.put((fn, args, done, out))
+        done.wait()
+        ok, value = out[0]
+        if not ok:
+            raise value
+        return value
+
+    def _loop(self) -> None:
+        while True:
+            fn, args, done, out = self._jobs.get()
+            try:
+                out.append((True, fn(*args)))
+            except BaseException as e:  # noqa: BLE001 - raised again by the caller
+                out.append((False, e))
+            del fn, args                # nothing of the request stays alive on an idle thread
+            with self._lock:
+                self._idle += 1
+            done.set()
+
+
 class Service:
     def __init__(self, budget_bytes: int | None = None, device: str | None = None, plain: bool = False,
                  tcp_port: int | None = None):
@@ -67,6 +112,7 @@ class Service:
         # or mid-proof: `_stall_in_node`)
         self._stall_ok = os.environ.get("ZKTENSOR_SERVE_TEST_HOOKS") == "1"
         self._servers: list[socketserver.BaseServer] = []
+        self.prove_threads = ProveThreads()
 
     # -- requests ----------------------------------------------------------------------
     def handle(self, req: dict) -> dict:
@@ -87,7 +133,7 @@ class Service:
                 with self._count:
                     self.in_flight += 1
                 try:
-                    return self.prove(req)
+                    return self.prove_threads.run(self.prove, req)
                 finally:
                     with self._count:
                         self.in_flight -= 1
