@@ -9,11 +9,13 @@ that checks the error raised there.
 """
 from __future__ import annotations
 
+import functools
 import os
 import random
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -156,9 +158,12 @@ def test_passes_gain_threads_while_they_run(monkeypatch):
     def budget():
         calls[0] += 1
         return 1 if calls[0] < 4 else 3
+    def slow(f, *a):        # each share long enough that a pool thread has started before the last is taken
+        seen.add(threading.get_ident())
+        time.sleep(0.005)
+        return f(*a)
     for name in ntt_cpu.PASSES:
-        f = fn[name]
-        monkeypatch.setitem(fn, name, lambda *a, f=f: (seen.add(threading.get_ident()), f(*a))[1])
+        monkeypatch.setitem(fn, name, functools.partial(slow, fn[name]))
     with threads.launch_budget(budget):
         got = ntt_cpu.transform(F, x, coset=7, unroll=4)
     assert np.array_equal(got, want)
