@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+from concurrent.futures import Future
 
 from . import paths, protocol
 from .footprint import resident_bytes
@@ -74,25 +75,25 @@ class ProveThreads:
             else:
                 self.started += 1
                 threading.Thread(target=self._loop, name=f"zktensor-prove-{self.started}", daemon=True).start()
-        done, out = threading.Event(), []
-        self._jobs.put((fn, args, done, out))
-        done.wait()
-        ok, value = out[0]
-        if not ok:
-            raise value
-        return value
+        fut: Future = Future()
+        self._jobs.put((fut, fn, args))
+        return fut.result()
 
     def _loop(self) -> None:
         while True:
-            fn, args, done, out = self._jobs.get()
+            fut, fn, args = self._jobs.get()
             try:
-                out.append((True, fn(*args)))
+                value, error = fn(*args), None
             except BaseException as e:  # noqa: BLE001 - raised again by the caller
-                out.append((False, e))
+                value, error = None, e
             del fn, args                # nothing of the request stays alive on an idle thread
             with self._lock:
-                self._idle += 1
-            done.set()
+                self._idle += 1         # before the caller wakes: its next run() finds this thread idle
+            if error is None:
+                fut.set_result(value)
+            else:
+                fut.set_exception(error)
+            del fut, value, error
 
 
 class Service:
