@@ -41,8 +41,11 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   hard link of the key of its own and an empty table cache each run);
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client), with
   rapidsnark's arguments (``groth16_prove_service``) and with ``--r1cs``
-  (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key;
-  peak: the client's, and the service's in ``service_peak_mib``;
+  (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key
+  (``first_run_s``), and ``SERVICE_WARMUP`` more untimed proofs before each of the two rows
+  (the second's first also loads the .r1cs) time a service in its steady state, as one
+  that has served a few requests is (without them, the first timed runs were 10-20% slower
+  than the later ones); peak: the client's, and the service's in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
 * the process rows run ``zktensor`` as a user does, the console script of this
   interpreter where it runs this checkout (``python -m zktensor.cli`` otherwise); the
@@ -151,6 +154,7 @@ component main = Sha256({nbits});
 """
 CIRCOMLIB = "circomlib@2.0.5"
 CIRCUITS = ("bench", "bits", "sha256")
+SERVICE_WARMUP = 3        # untimed proofs through the service before each of its rows (module doc)
 NO_NODE = ("node is not installed here: circuits and witnesses written from Python (bench/pycircuits.py), "
            "proofs checked by zktensor's verifier")
 
@@ -558,14 +562,20 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                 run_process(rapid, env=svc.env)                    # the service loads the key
                 first = time.perf_counter() - t
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
+                for _ in range(SERVICE_WARMUP):
+                    run_process(rapid, env=svc.env)
                 process_row("zktensor", "groth16_prove_service", rapid, cli_runs, env=svc.env,
-                            note="zktensor prove through zktensor serve, rapidsnark's arguments: client "
-                                 "process wall (the key resident in the service)", first_run_s=round(first, 3),
+                            note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client "
+                                 f"process wall (the key resident in the service, after {SERVICE_WARMUP} "
+                                 f"untimed proofs)", first_run_s=round(first, 3),
                             service_peak_mib=mib(svc.peak_bytes()))
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
+                for _ in range(SERVICE_WARMUP):
+                    run_process(cmd, env=svc.env)
                 process_row("zktensor", "groth16_prove_service_r1cs", cmd, cli_runs, env=svc.env,
-                            note="zktensor prove --r1cs through zktensor serve: client process wall (the key "
-                                 "and the .r1cs resident in the service, the witness checked)",
+                            note=f"zktensor prove --r1cs through zktensor serve: client process wall (the key "
+                                 f"and the .r1cs resident in the service, the witness checked, after "
+                                 f"{SERVICE_WARMUP} untimed proofs)",
                             service_peak_mib=mib(svc.peak_bytes()))
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 # the thin client's own cost: a process that starts, imports the client path
