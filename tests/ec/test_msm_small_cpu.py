@@ -135,6 +135,27 @@ def test_unit_scalars(name):
     assert ms.msm_many([job2, job], threads=2) == [want, O.msm(G, pts, ks)]
 
 
+@pytest.mark.parametrize("name", ["bn254.g1", "bn254.g2"])
+def test_few_unit_scalars_alone(name):
+    """A job whose scalars are all ±1, fewer than `UNITS_MIN`: `_Units` takes them all (no
+    windows loop), down to a single one; one other scalar beside them sends them back to the
+    windows loop. Both against the Python-int oracle."""
+    G = zt.group(name).params
+    GS = zt.group(name)
+    pts = list(oracle_points(name, 10)) + [None]
+    table = _table(GS, pts)
+    for ks in ([1], [G.r - 1, 1, 1], [1 if i % 3 else G.r - 1 for i in range(11)]):
+        job = (GS, table, len(pts) + 1, np.arange(len(ks), dtype=np.int64), scalar_words(GS, ks)[0])
+        j = ms._Job(*job, None)
+        assert j.units is not None and j.sums is None
+        assert ms.msm(*job) == O.msm(G, pts[:len(ks)], ks)
+    ks = [1] * 10 + [5]
+    job = (GS, table, len(pts) + 1, np.arange(11, dtype=np.int64), scalar_words(GS, ks)[0])
+    j = ms._Job(*job, None)
+    assert j.units is None and j.sums is not None
+    assert ms.msm(*job) == O.msm(G, pts, ks)
+
+
 def test_unit_scalars_bad_inputs():
     """The ±1 path checks its table and columns as the windows path does: a column past the
     table, or a table of another word type, is refused before the compiled loop reads it."""

@@ -17,9 +17,9 @@ windows l, l + 8, ... combined, and folds the lanes, sum_l 2^(c·l)·lane_l: one
 which the host makes affine (`combine`).
 
 A 0/1 witness's scalars would use one lane of eight: scalar 1 has one nonzero digit. Its
-scalars ±1 (from `UNITS_MIN` of them) go to `msm_units` instead, the same loop with a
-column per lane, gathered, so a trip adds eight different bases (NB = 1: each lane's
-sum of its share), and `msm_combine` folds those eight lanes with weight 1.
+scalars ±1 (from `UNITS_MIN` of them, or all of a job's) go to `msm_units` instead, the
+same loop with a column per lane, gathered, so a trip adds eight different bases (NB = 1:
+each lane's sum of its share), and `msm_combine` folds those eight lanes with weight 1.
 
 Every lane does the same step each trip, so the loop has no mask; lanes are windows, so
 the eight gathers of a trip hit eight different bucket arrays and never conflict. The
@@ -472,9 +472,12 @@ def combine(GS, *parts):
     return lincomb(G, None, [(1, P) for P in xyzz_to_affine(G, np.concatenate(blocks, axis=1))])
 
 
-UNITS_MIN = 256     # ±1 scalars from which `_Units` sums them apart: its call and the host's
-                    # conversion of its lanes cost about this many trips of the windows loop
-                    # (measured when the host added the eight lanes; the fold now does)
+UNITS_MIN = 256     # ±1 scalars from which `_Units` sums them apart from other scalars: its
+                    # call and the host's conversion of its lanes cost about this many trips of
+                    # the windows loop (measured when the host added the eight lanes; the fold
+                    # now does). A job of ±1 scalars alone takes `_Units` whatever their number:
+                    # the windows loop would spend a call a group of windows (and a bucket
+                    # reduction each) on digits that are all in the first window
 
 
 class _Units:
@@ -533,10 +536,10 @@ def unit_signs(words: np.ndarray, r: int) -> np.ndarray:
 
 def window_entries(signs: np.ndarray) -> int:
     """How many of the scalars with these `unit_signs` the windows loop takes: all of them,
-    or, from `UNITS_MIN` ±1 scalars, the others (`_Units` sums those): the n that
-    `lanes_window` chooses the window for."""
+    or, from `UNITS_MIN` ±1 scalars or where every scalar is ±1, the others (`_Units` sums
+    those): the n that `lanes_window` chooses the window for."""
     units = int(np.count_nonzero(signs))
-    return len(signs) - units if units >= UNITS_MIN else len(signs)
+    return len(signs) - units if units >= UNITS_MIN or 0 < units == len(signs) else len(signs)
 
 
 class _Job:
