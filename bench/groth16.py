@@ -42,11 +42,13 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
 * ``zktensor prove`` through ``zktensor serve``, as a process (the thin client), with
   rapidsnark's arguments (``groth16_prove_service``) and with ``--r1cs``
   (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key
-  (``first_run_s``), and ``SERVICE_WARMUP`` more untimed proofs before each of the two rows
+  (``first_run_s``), and ``WARM_PROOFS`` more untimed proofs before each of the two rows
   (the second's first also loads the .r1cs) time a service in its steady state, as one
   that has served a few requests is (without them, the first timed runs were 10-20% slower
   than the later ones); peak: the client's, and the service's in ``service_peak_mib``;
-* the resident ``Prover`` in this process (``prove`` after one load, timed in-process);
+* the resident ``Prover`` in this process (``prove`` after one load and its first proof,
+  which compiles what is not cached and starts the MSM helper, then ``WARM_PROOFS``
+  untimed proofs; timed in-process);
 * the process rows run ``zktensor`` as a user does, the console script of this
   interpreter where it runs this checkout (``python -m zktensor.cli`` otherwise); the
   rows say which (``command``);
@@ -154,7 +156,7 @@ component main = Sha256({nbits});
 """
 CIRCOMLIB = "circomlib@2.0.5"
 CIRCUITS = ("bench", "bits", "sha256")
-SERVICE_WARMUP = 3        # untimed proofs through the service before each of its rows (module doc)
+WARM_PROOFS = 3           # untimed proofs before the resident row and each service row (module doc)
 NO_NODE = ("node is not installed here: circuits and witnesses written from Python (bench/pycircuits.py), "
            "proofs checked by zktensor's verifier")
 
@@ -509,7 +511,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
     prover.prove_to_files(f["wtns"], proof_path, public_path)
     verified(proof_path, public_path)
     load = wait_quiet(quiet_s)
-    tm = time_runs(lambda: prover.prove(f["wtns"]), runs=runs, warmup=0,
+    tm = time_runs(lambda: prover.prove(f["wtns"]), runs=runs, warmup=WARM_PROOFS,
                    sync=(lambda: __import__("torch").cuda.synchronize()) if device == "cuda" else None)
     prover.prove(f["wtns"], profile=True)
     run = prover.last_run
@@ -519,7 +521,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
     rows.append(row(row_from_timing("zktensor", "groth16_prove", "bn254", 1 << k, threads, tm, target=target,
                                     unit="proofs/s", unit_value=1 / tm.median_s,
                                     strategy=describe_run(run),
-                                    extra=f"resident key (load {load_s:.1f} s, not included); witness "
+                                    extra=f"resident key (load {load_s:.1f} s, not included; {WARM_PROOFS} untimed "
+                                          f"proofs before the timed ones); witness "
                                           f"checked against the .r1cs; {n_c} constraints ({circuit}); others' "
                                           f"load {load:.2f} cores before"),
                     load_s=round(load_s, 3), tables_from=prover.tables_from, checkpoints=prover.checkpoints,
@@ -562,20 +565,20 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                 run_process(rapid, env=svc.env)                    # the service loads the key
                 first = time.perf_counter() - t
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
-                for _ in range(SERVICE_WARMUP):
+                for _ in range(WARM_PROOFS):
                     run_process(rapid, env=svc.env)
                 process_row("zktensor", "groth16_prove_service", rapid, cli_runs, env=svc.env,
                             note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client "
-                                 f"process wall (the key resident in the service, after {SERVICE_WARMUP} "
+                                 f"process wall (the key resident in the service, after {WARM_PROOFS} "
                                  f"untimed proofs)", first_run_s=round(first, 3),
                             service_peak_mib=mib(svc.peak_bytes()))
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
-                for _ in range(SERVICE_WARMUP):
+                for _ in range(WARM_PROOFS):
                     run_process(cmd, env=svc.env)
                 process_row("zktensor", "groth16_prove_service_r1cs", cmd, cli_runs, env=svc.env,
                             note=f"zktensor prove --r1cs through zktensor serve: client process wall (the key "
                                  f"and the .r1cs resident in the service, the witness checked, after "
-                                 f"{SERVICE_WARMUP} untimed proofs)",
+                                 f"{WARM_PROOFS} untimed proofs)",
                             service_peak_mib=mib(svc.peak_bytes()))
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 # the thin client's own cost: a process that starts, imports the client path
