@@ -44,8 +44,8 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   (``groth16_prove_service_r1cs``); the service's first proof, untimed, loads the key
   (``first_run_s``), and ``WARM_PROOFS`` more untimed proofs before each of the two rows
   (the second's first also loads the .r1cs) time a service in its steady state, as one
-  that has served a few requests is (without them, the first timed runs were 10-20% slower
-  than the later ones); peak: the client's, and the service's in ``service_peak_mib``;
+  that has served a few requests is (a freshly loaded service's first proofs are slower:
+  the commit that added them); peak: the client's, and the service's in ``service_peak_mib``;
 * the resident ``Prover`` in this process (``prove`` after one load and its first proof,
   which compiles what is not cached and starts the MSM helper, then ``WARM_PROOFS``
   untimed proofs; timed in-process);
