@@ -8,6 +8,8 @@ figures are taken the same way as the peer programs' (``bench/peers/``):
   ``/proc/stat`` around the run) is discarded and repeated, up to ``4 * runs``
   attempts.  The median is the upper median ``sorted(v)[len(v) // 2]``, exactly
   as the arkworks and gnark-crypto peer programs compute it.
+* :func:`time_alternating` -- the same for several callables taken in turns
+  (A B, B A, ...), for a ratio that the machine's drift cannot tilt.
 * :func:`machine_info` -- CPU model, cores, ISA flags, memory, OS, Python /
   torch / triton versions, GPU (only when ``torch.cuda.is_available()``), git
   commit.
@@ -136,6 +138,7 @@ class Timing:
     tried: int  # runs made (excluding warm-up)
     times_s: list[float] = field(default_factory=list)  # kept runs, in order
     all_s: list[float] = field(default_factory=list)  # every timed run
+    kept: list[bool] = field(default_factory=list)  # per timed run: clean (in times_s)
 
     @property
     def extra(self) -> str:
@@ -184,6 +187,7 @@ def time_runs(
             sync()
     clean: list[float] = []
     every: list[float] = []
+    kept: list[bool] = []
     tried = 0
     while len(clean) < runs and tried < max_tries_factor * runs:
         tried += 1
@@ -202,7 +206,8 @@ def time_runs(
             foreign = 0.0  # no /proc/stat: cannot tell, keep the run
         else:
             foreign = (b1 - b0) - (s1 - s0)
-        if foreign <= max(max_foreign * wall * ncores, min_allowed_s):
+        kept.append(foreign <= max(max_foreign * wall * ncores, min_allowed_s))
+        if kept[-1]:
             clean.append(wall / number)
     v = sorted(clean if clean else every)
     return Timing(
@@ -212,7 +217,45 @@ def time_runs(
         tried=tried,
         times_s=clean,
         all_s=every,
+        kept=kept,
     )
+
+
+def time_alternating(fns: list[Callable[[], Any]], runs: int = 5, **kw) -> list[Timing]:
+    """Time several callables in turns, one Timing each (in ``fns``' order).
+
+    Each turn calls every fn once, forward on even turns and backward on odd ones
+    (A B, B A, ...), so a drift of the machine's speed over the minutes of a run, and
+    whatever one call leaves behind for the next, fall on all of them alike: timed one
+    after the other in blocks, a peer and zktensor can differ by the drift alone. A
+    turn is clean by :func:`time_runs`' rule over the whole turn (``kw``: its keywords,
+    no ``number``), so every Timing keeps the same turns and their ``times_s`` line up
+    turn by turn (per-turn ratios). ``clean``/``tried`` count turns.
+    """
+    if "number" in kw:
+        raise ValueError("time_alternating: each turn calls each fn once (no number)")
+    walls: list[list[float]] = [[] for _ in fns]
+    turn = [0]
+
+    def one_turn():
+        order = range(len(fns)) if turn[0] % 2 == 0 else range(len(fns) - 1, -1, -1)
+        for j in order:
+            t0 = time.perf_counter()
+            fns[j]()
+            walls[j].append(time.perf_counter() - t0)
+        turn[0] += 1
+
+    kw.setdefault("warmup", 0)
+    warm = kw["warmup"]
+    turns = time_runs(one_turn, runs, **kw)
+    out = []
+    for w in walls:
+        every = w[warm:]                    # the warm-up turns are not timed
+        clean = [t for t, k in zip(every, turns.kept) if k]
+        v = sorted(clean if clean else every)
+        out.append(Timing(median_s=v[len(v) // 2], min_s=v[0], clean=turns.clean, tried=turns.tried,
+                          times_s=clean, all_s=every, kept=list(turns.kept)))
+    return out
 
 
 # ---------------------------------------------------------------------------

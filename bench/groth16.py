@@ -46,6 +46,10 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   (the second's first also loads the .r1cs) time a service in its steady state, as one
   that has served a few requests is (a freshly loaded service's first proofs are slower:
   the commit that added them); peak: the client's, and the service's in ``service_peak_mib``;
+* with $RAPIDSNARK, rapidsnark and ``zktensor prove`` through the service once more, taken
+  in turns (``groth16_prove_alternating``: A B, B A, ..., `bench.common.time_alternating`),
+  the zktensor row with the median of the per-turn ratios (``turn_ratio_median``): the rows
+  above are minutes apart, and this machine's speed can drift by more than the two differ;
 * the resident ``Prover`` in this process (``prove`` after one load and its first proof,
   which compiles what is not cached and starts the MSM helper, then ``WARM_PROOFS``
   untimed proofs; timed in-process);
@@ -73,7 +77,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import (REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_runs,
+from bench.common import (REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_alternating,
+                          time_runs,
                           write_results)
 
 BUILD = REPO_ROOT / "bench" / "build" / "groth16"
@@ -479,11 +484,45 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                             tables_from=tables, times_s=[g["s"] for g in got], **common))
             log(f"{tag}: zktensor {what} in a second process: median {med:.3f} s ({tables})")
 
+    def alternating_rows(rs_cmd, zk_cmd, env, n):
+        """rapidsnark and `zktensor prove` through the service in turns (`time_alternating`:
+        A B, B A, ...), one row each, op ``groth16_prove_alternating``: the block rows are
+        minutes apart, and this machine's speed drifts by more than their difference at 2^12.
+        The zktensor row also has the median of the per-turn ratios (zktensor / rapidsnark)."""
+        load = wait_quiet(quiet_s)
+        rs_peaks, zk_peaks = [], []
+        rs_tm, zk_tm = time_alternating([lambda: rs_peaks.append(run_process(rs_cmd)),
+                                         lambda: zk_peaks.append(run_process(zk_cmd, env=env))], runs=n)
+        verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
+        verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
+        ratios = sorted(z / r for r, z in zip(rs_tm.times_s or rs_tm.all_s, zk_tm.times_s or zk_tm.all_s))
+        ratio = round(ratios[len(ratios) // 2], 3)
+        turns = f"A B, B A, ...; clean {rs_tm.clean}/{rs_tm.tried} turns"
+        tail = f"{n_c} constraints ({circuit}); others' load {load:.2f} cores before"
+        rs_row = row_from_timing("rapidsnark", "groth16_prove_alternating", "bn254", 1 << k, threads, rs_tm,
+                                 target=target, unit="proofs/s", unit_value=1 / rs_tm.median_s,
+                                 extra=f"CLI process wall (key read + prove), in turns with zktensor prove "
+                                       f"through the service ({turns}); {tail}",
+                                 **({"version": os.environ["RAPIDSNARK_VERSION"]}
+                                    if os.environ.get("RAPIDSNARK_VERSION") else {}))
+        zk_row = row_from_timing("zktensor", "groth16_prove_alternating", "bn254", 1 << k, threads, zk_tm,
+                                 target=target, unit="proofs/s", unit_value=1 / zk_tm.median_s,
+                                 extra=f"zktensor prove through zktensor serve, rapidsnark's arguments: client "
+                                       f"process wall, in turns with rapidsnark ({turns}); {tail}")
+        command = "zktensor" if Path(zk_cmd[0]).name == "zktensor" else "python -m zktensor.cli"
+        rows.append(row(rs_row, peak_mib=mib(max(rs_peaks)), times_s=rs_tm.all_s, **common))
+        rows.append(row(zk_row, peak_mib=mib(max(zk_peaks)), times_s=zk_tm.all_s, command=command,
+                        turn_ratio_median=ratio, **common))
+        log(f"{tag}: in turns, rapidsnark median {rs_tm.median_s:.4f} s, zktensor through the service "
+            f"{zk_tm.median_s:.4f} s; median of the per-turn ratios {ratio} ({turns})")
+
     # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
     # circom build; without node they are skipped, and the rows say why)
     rapidsnark = os.environ.get("RAPIDSNARK") if snarkjs else None
+    rs_cmd = None
     if rapidsnark:
-        cmd = [rapidsnark, str(f["zkey"]), str(f["wtns"]), str(out_dir / "rs_proof.json"), str(out_dir / "rs_public.json")]
+        rs_cmd = cmd = [rapidsnark, str(f["zkey"]), str(f["wtns"]), str(out_dir / "rs_proof.json"),
+                        str(out_dir / "rs_public.json")]
         run_process(cmd)
         verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
         process_row("rapidsnark", "groth16_prove_cli", cmd, runs, version=os.environ.get("RAPIDSNARK_VERSION"),
@@ -583,6 +622,8 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 # the thin client's own cost: a process that starts, imports the client path
                 # (no torch, no numpy) and makes one round trip to the service
+                if rs_cmd:
+                    alternating_rows(rs_cmd, rapid, svc.env, cli_runs)
                 process_row("zktensor", "serve_client_start", [*zktensor, "serve", "--status"], max(cli_runs, 5),
                             env=svc.env, unit="calls/s", note="zktensor serve --status: client process wall "
                                                               "(Python start-up, the client's imports, one request "
@@ -627,6 +668,8 @@ def main(argv=None) -> int:
                 log(f"wrote {path}")
     systems = [("rapidsnark", "groth16_prove_cli", "rapidsnark"), ("snarkjs", "groth16_prove_cli", "snarkjs"),
                ("zktensor", "groth16_prove_cli", "zt prove"), ("zktensor", "groth16_prove_service", "zt serve"),
+               ("rapidsnark", "groth16_prove_alternating", "rapidsnark, turns"),
+               ("zktensor", "groth16_prove_alternating", "zt serve, turns"),
                ("zktensor", "groth16_prove", "resident"), ("zktensor", "groth16_key_load", "key load"),
                ("zktensor", "groth16_key_load_r1cs", "key+r1cs load")]
     print(f"{'circuit':<8}{'size':>6}{'constraints':>12}" + "".join(f"{h:>22}" for *_, h in systems))

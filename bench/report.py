@@ -73,6 +73,7 @@ REFERENCE_OPS = {
     "fq_mul": ("fq_mul_array", "fq_mul_chain"),
     "fr_fft": ("fr_fft_dif_bitrev", "fr_fft_in_place"),
     "g1_msm": ("g1_msm",),
+    "groth16_prove": ("groth16_prove_cli",),      # not the peer's rows taken in turns with one zktensor row
 }
 
 #: Op-name words that mark a workload no peer program measures (sparse scalars: an

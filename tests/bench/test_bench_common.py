@@ -9,7 +9,7 @@ import pytest
 from bench import common
 from bench.common import (
     Timing, fmt_rate, fmt_size, fmt_time, machine_info, make_row, op_group, read_results,
-    row_from_timing, time_runs, write_results,
+    row_from_timing, time_alternating, time_runs, write_results,
 )
 
 from bench_synthetic import CPU_MACHINE, GPU_MACHINE, peer_rows, zk_cpu_rows, zk_gpu_rows
@@ -133,6 +133,52 @@ def test_time_runs_all_disturbed(monkeypatch):
     monkeypatch.setattr(common, "_self_cpu_s", lambda: 0.0)
     t = time_runs(lambda: None, runs=2)
     assert t.clean == 0 and t.tried == 8 and t.extra == "clean 0/8 runs"
+
+
+def test_time_runs_marks_kept_runs(monkeypatch):
+    busy = {"v": 0.0, "n": 0}
+
+    def fake_busy():                    # the second timed run is disturbed
+        busy["n"] += 1
+        if busy["n"] == 4:
+            busy["v"] += 1.0
+        return busy["v"]
+
+    monkeypatch.setattr(common, "_machine_busy_s", fake_busy)
+    monkeypatch.setattr(common, "_self_cpu_s", lambda: 0.0)
+    t = time_runs(lambda: None, runs=3, warmup=0)
+    assert t.kept == [True, False, True, True] and t.clean == 3
+
+
+def test_time_alternating_order_and_alignment(monkeypatch):
+    # every call sleeps its own length; calls are logged to check the A B, B A order
+    calls = []
+
+    def fn(name, secs):
+        def f():
+            calls.append(name)
+            time.sleep(secs)
+        return f
+
+    busy = {"v": 0.0, "n": 0}
+
+    def fake_busy():                    # the third timed turn is disturbed
+        busy["n"] += 1
+        if busy["n"] == 6:
+            busy["v"] += 5.0
+        return busy["v"]
+
+    monkeypatch.setattr(common, "_machine_busy_s", fake_busy)
+    monkeypatch.setattr(common, "_self_cpu_s", lambda: 0.0)
+    a, b = time_alternating([fn("a", 0.002), fn("b", 0.006)], runs=4, warmup=1)
+    assert calls == ["a", "b", "b", "a", "a", "b", "b", "a", "a", "b", "b", "a"]    # warm-up, then 5 turns
+    assert a.tried == b.tried == 5 and a.clean == b.clean == 4
+    assert a.kept == b.kept == [True, True, False, True, True]
+    assert len(a.all_s) == len(b.all_s) == 5 and len(a.times_s) == len(b.times_s) == 4
+    assert all(tb > ta for ta, tb in zip(a.times_s, b.times_s))       # aligned turn by turn
+    assert a.median_s >= 0.002 * 0.9 and b.median_s >= 0.006 * 0.9
+    with pytest.raises(ValueError):
+        time_alternating([fn("a", 0)], number=2)
 
 
 def test_machine_info_without_torch():
