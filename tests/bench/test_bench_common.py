@@ -135,17 +135,23 @@ def test_time_runs_all_disturbed(monkeypatch):
     assert t.clean == 0 and t.tried == 8 and t.extra == "clean 0/8 runs"
 
 
-def test_time_runs_marks_kept_runs(monkeypatch):
+def disturb_run(monkeypatch, k: int) -> None:
+    """Fake /proc/stat: other processes burn 1 s of CPU during the k-th timed run (from 1)
+    and no other (`time_runs` reads the machine's busy time before and after each run)."""
     busy = {"v": 0.0, "n": 0}
 
-    def fake_busy():                    # the second timed run is disturbed
+    def fake_busy():
         busy["n"] += 1
-        if busy["n"] == 4:
+        if busy["n"] == 2 * k:
             busy["v"] += 1.0
         return busy["v"]
 
     monkeypatch.setattr(common, "_machine_busy_s", fake_busy)
     monkeypatch.setattr(common, "_self_cpu_s", lambda: 0.0)
+
+
+def test_time_runs_marks_kept_runs(monkeypatch):
+    disturb_run(monkeypatch, 2)
     t = time_runs(lambda: None, runs=3, warmup=0)
     assert t.kept == [True, False, True, True] and t.clean == 3
 
@@ -160,16 +166,7 @@ def test_time_alternating_order_and_alignment(monkeypatch):
             time.sleep(secs)
         return f
 
-    busy = {"v": 0.0, "n": 0}
-
-    def fake_busy():                    # the third timed turn is disturbed
-        busy["n"] += 1
-        if busy["n"] == 6:
-            busy["v"] += 5.0
-        return busy["v"]
-
-    monkeypatch.setattr(common, "_machine_busy_s", fake_busy)
-    monkeypatch.setattr(common, "_self_cpu_s", lambda: 0.0)
+    disturb_run(monkeypatch, 3)
     a, b = time_alternating([fn("a", 0.002), fn("b", 0.006)], runs=4, warmup=1)
     assert calls == ["a", "b", "b", "a", "a", "b", "b", "a", "a", "b", "b", "a"]    # warm-up, then 5 turns
     assert a.tried == b.tried == 5 and a.clean == b.clean == 4
