@@ -26,7 +26,7 @@ the blinding's affine points) come back as they are. Requests run one at a time,
 their `run` calls take the helper's lock. `zt.config(...)` in force
 around `run` is sent along with each request and applies in the child too. If the
 child dies (killed, out of memory), `run` raises `HelperError` and the helper is
-marked dead; the prover then computes the MSMs itself. The child ignores SIGINT, so
+marked dead (later calls: `HelperGone`); the prover then computes the MSMs itself. The child ignores SIGINT, so
 Ctrl-C stops the proof in the parent and leaves the helper for the next one. A
 profile's memory columns are the parent's: the child's temporaries are not in them.
 """
@@ -54,6 +54,10 @@ _live: "weakref.WeakSet[Helper]" = weakref.WeakSet()
 
 class HelperError(RuntimeError):
     """The helper process died or its work raised (the message carries the child's traceback)."""
+
+
+class HelperGone(HelperError):
+    """A request to a helper that an earlier request found dead (that one said so)."""
 
 
 class Helper:
@@ -92,9 +96,9 @@ class Helper:
         """The helper's work(job, inputs) (inputs: {name: int32 (L, m)} with m at most the
         buffer's n), its launches on `threads` threads; blocks until it is done (after the
         requests before it)."""
-        if not self.alive:
-            raise HelperError("the MSM helper process is not running")
-        with self._lock:
+        with self._lock:        # (alive read here: a request waiting here finds out from the one before)
+            if not self.alive:
+                raise HelperGone("the MSM helper process is not running")
             cols = {}
             for k, x in inputs.items():
                 L, m = x.shape
@@ -175,4 +179,4 @@ def _serve(conn, work: Callable, buffers: dict, limbs: dict) -> None:
             return
 
 
-__all__ = ["Helper", "HelperError"]
+__all__ = ["Helper", "HelperError", "HelperGone"]

@@ -235,8 +235,10 @@ class Prover(ResidentKey):
 
     def _helper_run(self, job: tuple, name: str, s: FieldTensor) -> dict:
         """`_helper_work(job)` in the helper process, s its input `name`; computed here
-        instead (with a warning, and for every later proof) if the helper has died."""
-        from .helper import HelperError
+        instead (with a warning, and for every later proof) if the helper has died: one
+        warning, from the request that found it dead (a proof's other helper node, if it
+        asks after that, gets `HelperGone`)."""
+        from .helper import HelperError, HelperGone
         h = self._helper
         try:   # the child's launches: this external node's share of the cores (`Graph.run`)
             return h.run(job, {name: s.data}, threads=launch_threads())
@@ -244,8 +246,9 @@ class Prover(ResidentKey):
             if h.alive:
                 raise                   # its work raised: the same would happen here
             self._helper_lost = True
-            warnings.warn(f"{e}; the prover computes its MSMs itself from now on", RuntimeWarning,
-                          stacklevel=2)
+            if not isinstance(e, HelperGone):
+                warnings.warn(f"{e}; the prover computes its MSMs itself from now on", RuntimeWarning,
+                              stacklevel=2)
             return self._helper_work(job, {name: s.data})
 
     def close(self) -> None:
