@@ -78,8 +78,7 @@ import time
 from pathlib import Path
 
 from bench.common import (REPO_ROOT, cpu_cores, machine_info, make_row, row_from_timing, time_alternating,
-                          time_runs,
-                          write_results)
+                          time_runs, write_results)
 
 BUILD = REPO_ROOT / "bench" / "build" / "groth16"
 NODE_TOOLS = Path(os.environ.get("ZKT_FIXTURES_BUILD", REPO_ROOT / "tests" / "fixtures" / "build"))
@@ -487,7 +486,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
     def alternating_rows(rs_cmd, zk_cmd, env, n):
         """rapidsnark and `zktensor prove` through the service in turns (`time_alternating`:
         A B, B A, ...), one row each, op ``groth16_prove_alternating``: the block rows are
-        minutes apart, and this machine's speed drifts by more than their difference at 2^12.
+        minutes apart, and a VM's speed can drift by more than the two differ.
         The zktensor row also has the median of the per-turn ratios (zktensor / rapidsnark)."""
         load = wait_quiet(quiet_s)
         rs_peaks, zk_peaks = [], []
