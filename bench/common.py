@@ -235,15 +235,13 @@ def time_alternating(fns: list[Callable[[], Any]], runs: int = 5, **kw) -> list[
     if "number" in kw:
         raise ValueError("time_alternating: each turn calls each fn once (no number)")
     walls: list[list[float]] = [[] for _ in fns]
-    turn = [0]
 
     def one_turn():
-        order = range(len(fns)) if turn[0] % 2 == 0 else range(len(fns) - 1, -1, -1)
-        for j in order:
+        forward = len(walls[0]) % 2 == 0          # turns so far, warm-up ones included
+        for j in (range(len(fns)) if forward else range(len(fns) - 1, -1, -1)):
             t0 = time.perf_counter()
             fns[j]()
             walls[j].append(time.perf_counter() - t0)
-        turn[0] += 1
 
     kw.setdefault("warmup", 0)
     warm = kw["warmup"]

@@ -413,10 +413,14 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
             raise RuntimeError(f"{tag}: {'snarkjs' if snarkjs else 'zktensor verify'} rejects the proof in {proof}")
 
     def process_row(system, op, cmd, n, version=None, env=None, note="", unit="proofs/s", **extra):
-        if system == "zktensor":        # which launcher the row timed (`zktensor_command`)
-            extra = {"command": "zktensor" if Path(cmd[0]).name == "zktensor" else "python -m zktensor.cli", **extra}
         load = wait_quiet(quiet_s)
         tm, peak = time_process(cmd, n, env=env)
+        return timed_row(system, op, cmd, tm, peak, load, version, note, unit, **extra)
+
+    def timed_row(system, op, cmd, tm, peak, load, version=None, note="", unit="proofs/s", **extra):
+        """The row of a process timing (tm, peak bytes; load: others' cores before it)."""
+        if system == "zktensor":        # which launcher the row timed (`zktensor_command`)
+            extra = {"command": "zktensor" if Path(cmd[0]).name == "zktensor" else "python -m zktensor.cli", **extra}
         rows.append(row(row_from_timing(system, op, "bn254", 1 << k, threads, tm, target=target,
                                         unit=unit, unit_value=1 / tm.median_s,
                                         extra=f"{note}; {n_c} constraints ({circuit}); others' load "
@@ -497,27 +501,19 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         ratios = sorted(z / r for r, z in zip(rs_tm.times_s or rs_tm.all_s, zk_tm.times_s or zk_tm.all_s))
         ratio = round(ratios[len(ratios) // 2], 3)
         turns = f"A B, B A, ...; clean {rs_tm.clean}/{rs_tm.tried} turns"
-        tail = f"{n_c} constraints ({circuit}); others' load {load:.2f} cores before"
-        rs_row = row_from_timing("rapidsnark", "groth16_prove_alternating", "bn254", 1 << k, threads, rs_tm,
-                                 target=target, unit="proofs/s", unit_value=1 / rs_tm.median_s,
-                                 extra=f"CLI process wall (key read + prove), in turns with zktensor prove "
-                                       f"through the service ({turns}); {tail}",
-                                 **({"version": os.environ["RAPIDSNARK_VERSION"]}
-                                    if os.environ.get("RAPIDSNARK_VERSION") else {}))
-        zk_row = row_from_timing("zktensor", "groth16_prove_alternating", "bn254", 1 << k, threads, zk_tm,
-                                 target=target, unit="proofs/s", unit_value=1 / zk_tm.median_s,
-                                 extra=f"zktensor prove through zktensor serve, rapidsnark's arguments: client "
-                                       f"process wall, in turns with rapidsnark ({turns}); {tail}")
-        command = "zktensor" if Path(zk_cmd[0]).name == "zktensor" else "python -m zktensor.cli"
-        rows.append(row(rs_row, peak_mib=mib(max(rs_peaks)), times_s=rs_tm.all_s, **common))
-        rows.append(row(zk_row, peak_mib=mib(max(zk_peaks)), times_s=zk_tm.all_s, command=command,
-                        turn_ratio_median=ratio, **common))
-        log(f"{tag}: in turns, rapidsnark median {rs_tm.median_s:.4f} s, zktensor through the service "
-            f"{zk_tm.median_s:.4f} s; median of the per-turn ratios {ratio} ({turns})")
+        timed_row("rapidsnark", "groth16_prove_alternating", rs_cmd, rs_tm, max(rs_peaks), load,
+                  version=os.environ.get("RAPIDSNARK_VERSION"),
+                  note=f"CLI process wall (key read + prove), in turns with zktensor prove through the "
+                       f"service ({turns}){rs_built}")
+        timed_row("zktensor", "groth16_prove_alternating", zk_cmd, zk_tm, max(zk_peaks), load,
+                  note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client process wall, "
+                       f"in turns with rapidsnark ({turns})", turn_ratio_median=ratio)
+        log(f"{tag}: in turns, median of the per-turn ratios zktensor / rapidsnark {ratio}")
 
     # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
     # circom build; without node they are skipped, and the rows say why)
     rapidsnark = os.environ.get("RAPIDSNARK") if snarkjs else None
+    rs_built = f"; {os.environ['RAPIDSNARK_NOTE']}" if os.environ.get("RAPIDSNARK_NOTE") else ""
     rs_cmd = None
     if rapidsnark:
         rs_cmd = cmd = [rapidsnark, str(f["zkey"]), str(f["wtns"]), str(out_dir / "rs_proof.json"),
@@ -525,8 +521,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         run_process(cmd)
         verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
         process_row("rapidsnark", "groth16_prove_cli", cmd, runs, version=os.environ.get("RAPIDSNARK_VERSION"),
-                    note="CLI process wall (key read + prove)" + (f"; {os.environ['RAPIDSNARK_NOTE']}"
-                                                                  if os.environ.get("RAPIDSNARK_NOTE") else ""))
+                    note=f"CLI process wall (key read + prove){rs_built}")
     sj_tm = None
     if snarkjs:
         sj = [*snarkjs, "groth16", "prove", str(f["zkey"]), str(f["wtns"]), str(out_dir / "sj_proof.json"),
@@ -619,10 +614,10 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                                  f"{WARM_PROOFS} untimed proofs)",
                             service_peak_mib=mib(svc.peak_bytes()))
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
-                # the thin client's own cost: a process that starts, imports the client path
-                # (no torch, no numpy) and makes one round trip to the service
                 if rs_cmd:
                     alternating_rows(rs_cmd, rapid, svc.env, cli_runs)
+                # the thin client's own cost: a process that starts, imports the client path
+                # (no torch, no numpy) and makes one round trip to the service
                 process_row("zktensor", "serve_client_start", [*zktensor, "serve", "--status"], max(cli_runs, 5),
                             env=svc.env, unit="calls/s", note="zktensor serve --status: client process wall "
                                                               "(Python start-up, the client's imports, one request "
