@@ -429,6 +429,7 @@ UNITS = {
     "fr_fft": "elements/s",
     "fr_ntt": "elements/s",
     "groth16_prove": "proofs/s",
+    "interpreter_start": "starts/s",
 }
 
 #: Op groups: an op ``<group>`` or ``<group>_<variant>`` is compared with the

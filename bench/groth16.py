@@ -50,6 +50,9 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   in turns (``groth16_prove_alternating``: A B, B A, ..., `bench.common.time_alternating`),
   the zktensor row with the median of the per-turn ratios (``turn_ratio_median``): the rows
   above are minutes apart, and this machine's speed can drift by more than the two differ;
+  a third in each turn, ``python -c pass`` with the client's interpreter and environment
+  (``interpreter_start_alternating``, system ``python``), times the start-up and exit
+  that any Python client pays, the floor under the service row's time;
 * the resident ``Prover`` in this process (``prove`` after one load and its first proof,
   which compiles what is not cached and starts the MSM helper, then ``WARM_PROOFS``
   untimed proofs; timed in-process);
@@ -69,6 +72,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import shutil
 import subprocess
@@ -489,13 +493,18 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
 
     def alternating_rows(rs_cmd, zk_cmd, env, n):
         """rapidsnark and `zktensor prove` through the service in turns (`time_alternating`:
-        A B, B A, ...), one row each, op ``groth16_prove_alternating``: the block rows are
+        A B C, C B A, ...), one row each, op ``groth16_prove_alternating``: the block rows are
         minutes apart, and a VM's speed can drift by more than the two differ.
-        The zktensor row also has the median of the per-turn ratios (zktensor / rapidsnark)."""
+        The zktensor row also has the median of the per-turn ratios (zktensor / rapidsnark).
+        The third in each turn, ``python -c pass`` with the client's interpreter and
+        environment (op ``interpreter_start_alternating``), is the start and exit that any
+        Python client pays before and after its request."""
         load = wait_quiet(quiet_s)
-        rs_peaks, zk_peaks = [], []
-        rs_tm, zk_tm = time_alternating([lambda: rs_peaks.append(run_process(rs_cmd)),
-                                         lambda: zk_peaks.append(run_process(zk_cmd, env=env))], runs=n)
+        rs_peaks, zk_peaks, py_peaks = [], [], []
+        py_cmd = [sys.executable, "-c", "pass"]
+        rs_tm, zk_tm, py_tm = time_alternating([lambda: rs_peaks.append(run_process(rs_cmd)),
+                                                lambda: zk_peaks.append(run_process(zk_cmd, env=env)),
+                                                lambda: py_peaks.append(run_process(py_cmd, env=env))], runs=n)
         verified(out_dir / "rs_proof.json", out_dir / "rs_public.json")
         verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
         ratios = sorted(z / r for r, z in zip(rs_tm.times_s or rs_tm.all_s, zk_tm.times_s or zk_tm.all_s))
@@ -508,7 +517,12 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         timed_row("zktensor", "groth16_prove_alternating", zk_cmd, zk_tm, max(zk_peaks), load,
                   note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client process wall, "
                        f"in turns with rapidsnark ({turns})", turn_ratio_median=ratio)
-        log(f"{tag}: in turns, median of the per-turn ratios zktensor / rapidsnark {ratio}")
+        timed_row("python", "interpreter_start_alternating", py_cmd, py_tm, max(py_peaks), load,
+                  version=platform.python_version(), unit="starts/s",
+                  note="python -c pass, the interpreter and environment of the zktensor row: the start-up "
+                       f"and exit in its time that no Python client avoids, in turns with both ({turns})")
+        log(f"{tag}: in turns, median of the per-turn ratios zktensor / rapidsnark {ratio}; the client's "
+            f"interpreter starts and exits in {1e3 * py_tm.median_s:.1f} ms")
 
     # rapidsnark and snarkjs, as processes (both need node's files: a witness from snarkjs, the
     # circom build; without node they are skipped, and the rows say why)
@@ -664,6 +678,7 @@ def main(argv=None) -> int:
                ("zktensor", "groth16_prove_cli", "zt prove"), ("zktensor", "groth16_prove_service", "zt serve"),
                ("rapidsnark", "groth16_prove_alternating", "rapidsnark, turns"),
                ("zktensor", "groth16_prove_alternating", "zt serve, turns"),
+               ("python", "interpreter_start_alternating", "python start, turns"),
                ("zktensor", "groth16_prove", "resident"), ("zktensor", "groth16_key_load", "key load"),
                ("zktensor", "groth16_key_load_r1cs", "key+r1cs load")]
     print(f"{'circuit':<8}{'size':>6}{'constraints':>12}" + "".join(f"{h:>22}" for *_, h in systems))
