@@ -47,7 +47,7 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   that has served a few requests is (a freshly loaded service's first proofs are slower:
   the commit that added them); peak: the client's, and the service's in ``service_peak_mib``;
 * with $RAPIDSNARK, rapidsnark and ``zktensor prove`` through the service once more, taken
-  in turns (``groth16_prove_alternating``: A B, B A, ..., `bench.common.time_alternating`),
+  in turns (``groth16_prove_alternating``: A B C, C B A, ..., `bench.common.time_alternating`),
   the zktensor row with the median of the per-turn ratios (``turn_ratio_median``): the rows
   above are minutes apart, and this machine's speed can drift by more than the two differ;
   a third in each turn, ``python -c pass`` with the client's interpreter and environment
@@ -509,7 +509,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
         ratios = sorted(z / r for r, z in zip(rs_tm.times_s or rs_tm.all_s, zk_tm.times_s or zk_tm.all_s))
         ratio = round(ratios[len(ratios) // 2], 3)
-        turns = f"A B, B A, ...; clean {rs_tm.clean}/{rs_tm.tried} turns"
+        turns = f"A B C, C B A, ...; clean {rs_tm.clean}/{rs_tm.tried} turns"
         timed_row("rapidsnark", "groth16_prove_alternating", rs_cmd, rs_tm, max(rs_peaks), load,
                   version=os.environ.get("RAPIDSNARK_VERSION"),
                   note=f"CLI process wall (key read + prove), in turns with zktensor prove through the "
