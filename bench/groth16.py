@@ -416,13 +416,14 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         if not ok:
             raise RuntimeError(f"{tag}: {'snarkjs' if snarkjs else 'zktensor verify'} rejects the proof in {proof}")
 
-    def process_row(system, op, cmd, n, version=None, env=None, note="", unit="proofs/s", **extra):
+    def process_row(system, op, cmd, n, version=None, env=None, note="", unit=None, **extra):
         load = wait_quiet(quiet_s)
         tm, peak = time_process(cmd, n, env=env)
         return timed_row(system, op, cmd, tm, peak, load, version, note, unit, **extra)
 
-    def timed_row(system, op, cmd, tm, peak, load, version=None, note="", unit="proofs/s", **extra):
-        """The row of a process timing (tm, peak bytes; load: others' cores before it)."""
+    def timed_row(system, op, cmd, tm, peak, load, version=None, note="", unit=None, **extra):
+        """The row of a process timing (tm, peak bytes; load: others' cores before it); unit:
+        by default the op group's (`bench.common.UNITS`)."""
         if system == "zktensor":        # which launcher the row timed (`zktensor_command`)
             extra = {"command": "zktensor" if Path(cmd[0]).name == "zktensor" else "python -m zktensor.cli", **extra}
         rows.append(row(row_from_timing(system, op, "bn254", 1 << k, threads, tm, target=target,
@@ -518,7 +519,7 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                   note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client process wall, "
                        f"in turns with rapidsnark ({turns})", turn_ratio_median=ratio)
         timed_row("python", "interpreter_start_alternating", py_cmd, py_tm, max(py_peaks), load,
-                  version=platform.python_version(), unit="starts/s",
+                  version=platform.python_version(),
                   note="python -c pass, the interpreter and environment of the zktensor row: the start-up "
                        f"and exit in its time that no Python client avoids, in turns with both ({turns})")
         log(f"{tag}: in turns, median of the per-turn ratios zktensor / rapidsnark {ratio}; the client's "
