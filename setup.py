@@ -17,8 +17,10 @@ setup(
     # from an installed wheel as from a checkout
     packages=find_packages(include=["zktensor", "zktensor.*"]) + ["zktensor._demo"],
     package_dir={"zktensor._demo": "examples/demo"},
+    # zktensor.serve: the native client's source, built by `python -m zktensor.serve.native install`
     package_data={"zktensor._demo": ["demo.circom", "demo.r1cs", "demo.wtns", "demo.zkey", "input.json",
-                                     "public.json", "verification_key.json"]},
+                                     "public.json", "verification_key.json"],
+                  "zktensor.serve": ["native_client.c"]},
     python_requires=">=3.10",
     # Lower bounds are the releases the project is tested with, where an older one is
     # known or likely to break it. Triton's upper bound: runtime/aot.py and

@@ -52,13 +52,15 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   above are minutes apart, and this machine's speed can drift by more than the two differ;
   a third in each turn, ``python -c pass`` with the client's interpreter and environment
   (``interpreter_start_alternating``, system ``python``), times the start-up and exit
-  that any Python client pays, the floor under the service row's time;
+  that the Python client pays (the native client does not);
 * the resident ``Prover`` in this process (``prove`` after one load and its first proof,
   which compiles what is not cached and starts the MSM helper, then ``WARM_PROOFS``
   untimed proofs; timed in-process);
 * the process rows run ``zktensor`` as a user does, the console script of this
   interpreter where it runs this checkout (``python -m zktensor.cli`` otherwise); the
-  rows say which (``command``);
+  rows say which (``command``), and whether that ``zktensor`` is the native client
+  (``client``: ``zktensor.serve.native``, which proves through the service without starting
+  Python and hands every other command line to the Python command) or pip's script;
 * the key load of a second process (``groth16_key_load``: ``Prover(zkey)`` timed in fresh
   processes, imports excluded, tables mapped from the table cache; ``groth16_key_load_r1cs``:
   with the .r1cs too).
@@ -327,6 +329,11 @@ def run_process(cmd: list[str], env=None) -> int:
     return ru.ru_maxrss * 1024
 
 
+def is_native(command: str) -> bool:
+    from zktensor.serve.native import is_native as native
+    return native(command)
+
+
 def zktensor_command() -> list[str]:
     """The `zktensor` command as a user runs it: this interpreter's console script where it
     runs this checkout's package (an editable or a regular install of it), else
@@ -425,7 +432,9 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         """The row of a process timing (tm, peak bytes; load: others' cores before it); unit:
         by default the op group's (`bench.common.UNITS`)."""
         if system == "zktensor":        # which launcher the row timed (`zktensor_command`)
-            extra = {"command": "zktensor" if Path(cmd[0]).name == "zktensor" else "python -m zktensor.cli", **extra}
+            script = Path(cmd[0]).name == "zktensor"
+            extra = {"command": "zktensor" if script else "python -m zktensor.cli",
+                     "client": "native" if script and is_native(cmd[0]) else "python", **extra}
         rows.append(row(row_from_timing(system, op, "bn254", 1 << k, threads, tm, target=target,
                                         unit=unit, unit_value=1 / tm.median_s,
                                         extra=f"{note}; {n_c} constraints ({circuit}); others' load "
@@ -518,10 +527,11 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
         timed_row("zktensor", "groth16_prove_alternating", zk_cmd, zk_tm, max(zk_peaks), load,
                   note=f"zktensor prove through zktensor serve, rapidsnark's arguments: client process wall, "
                        f"in turns with rapidsnark ({turns})", turn_ratio_median=ratio)
+        in_row = "not in the zktensor row: its client is native" if is_native(zk_cmd[0]) else "in the zktensor row"
         timed_row("python", "interpreter_start_alternating", py_cmd, py_tm, max(py_peaks), load,
                   version=platform.python_version(),
                   note="python -c pass, the interpreter and environment of the zktensor row: the start-up "
-                       f"and exit in its time that no Python client avoids, in turns with both ({turns})")
+                       f"and exit that the Python client pays ({in_row}), in turns with both ({turns})")
         log(f"{tag}: in turns, median of the per-turn ratios zktensor / rapidsnark {ratio}; the client's "
             f"interpreter starts and exits in {1e3 * py_tm.median_s:.1f} ms")
 
@@ -631,8 +641,9 @@ def bench_size(k: int, runs: int, device: str, snarkjs: list[str] | None, circom
                 verified(out_dir / "cli_proof.json", out_dir / "cli_public.json")
                 if rs_cmd:
                     alternating_rows(rs_cmd, rapid, svc.env, cli_runs)
-                # the thin client's own cost: a process that starts, imports the client path
-                # (no torch, no numpy) and makes one round trip to the service
+                # the Python client's own cost: a process that starts, imports the client path
+                # (no torch, no numpy) and makes one round trip to the service (a native
+                # `zktensor` hands `serve --status` to the Python command)
                 process_row("zktensor", "serve_client_start", [*zktensor, "serve", "--status"], max(cli_runs, 5),
                             env=svc.env, unit="calls/s", note="zktensor serve --status: client process wall "
                                                               "(Python start-up, the client's imports, one request "

@@ -90,7 +90,7 @@ GROUP_TITLES = {
     "g1_msm": "G1 multi-scalar multiplication",
     "g2_msm": "G2 multi-scalar multiplication",
     "groth16_prove": "Groth16 proof",
-    "interpreter_start": "Python start-up and exit (the floor under a Python client's time)",
+    "interpreter_start": "Python start-up and exit (the floor under the Python client's time)",
 }
 
 GROUP_ORDER = ("fr_mul", "fq_mul", "fr_add", "fq_add", "fr_fft", "fr_ntt", "g1_msm", "g2_msm", "groth16_prove",

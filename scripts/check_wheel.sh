@@ -69,4 +69,10 @@ EOF
 
 log "zktensor demo from the install"
 "$work/env/bin/zktensor" demo --out "$work/demo"
+# the native client's source is package data: built from the install where a compiler is
+if "$env_py" -c 'import sys; from zktensor.serve.native import compiler; sys.exit(compiler() is None)'; then
+    log "the native client from the install"
+    "$env_py" -m zktensor.serve.native install
+    "$work/env/bin/zktensor" demo --out "$work/demo"       # handed to the Python command
+fi
 log "ok"

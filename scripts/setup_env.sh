@@ -34,6 +34,11 @@ fi
 # set or the tree is read-only; there every `zktensor prove` compiled its modules again.
 # Up-to-date files are skipped, so this is quick after the first run.
 .venv/bin/python -m compileall -q -j 0 zktensor >/dev/null || echo "[setup] byte-compiling zktensor failed" >&2
+# `zktensor prove` through a running service without Python's start-up: the native client
+# (zktensor/serve/native_client.c), built with this machine's C compiler; without one,
+# `zktensor` stays pip's Python command, which does the same work after Python has started.
+.venv/bin/python -m zktensor.serve.native install 2>&1 | sed 's/^/[setup] /' >&2 ||
+  echo "[setup] the native client was not installed: zktensor prove uses the Python client" >&2
 # the kernels a Groth16 proof needs, compiled once (a stamp in the kernel cache makes later runs instant)
 if [ "${ZKTENSOR_SKIP_WARMUP:-0}" != 1 ]; then
   .venv/bin/python -m zktensor.cli warmup || echo "[setup] zktensor warmup failed: kernels compile on first use instead" >&2

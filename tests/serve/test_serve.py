@@ -219,6 +219,8 @@ def _json(obj) -> bytes:
 
 
 PROVE = {"op": "prove", "zkey": str(DEMO / "demo.zkey"), "witness": str(DEMO / "demo.wtns")}
+PROVE_FILES = {"op": "prove_files", "cwd": "/tmp", "zkey": "k.zkey", "witness": "w.wtns", "proof": "p.json",
+               "public": "q.json"}
 HOSTILE = {
     "deep nesting": b"[" * 100000 + b"]" * 100000,
     "deep unclosed": b'{"a":' * 50000,
@@ -241,6 +243,14 @@ HOSTILE = {
     "workers 0": _json(dict(PROVE, workers=0)),
     "workers true": _json(dict(PROVE, workers=True)),
     "unknown field": _json(dict(PROVE, zkey_path="/x")),
+    # the native client's request: paths as typed, relative to an absolute "cwd"
+    "files: cwd relative": _json(dict(PROVE_FILES, cwd="tmp")),
+    "files: no cwd": _json({k: v for k, v in PROVE_FILES.items() if k != "cwd"}),
+    "files: proof empty": _json(dict(PROVE_FILES, proof="")),
+    "files: public a list": _json(dict(PROVE_FILES, public=["q.json"])),
+    "files: witness with a NUL": _json(dict(PROVE_FILES, witness="w\0.wtns")),
+    "files: no public": _json({k: v for k, v in PROVE_FILES.items() if k != "public"}),
+    "files: profile": _json(dict(PROVE_FILES, profile=True)),
     "unknown op": _json({"op": "format"}),
     "op a number": _json({"op": 7}),
     "no op": _json({}),

@@ -9,7 +9,8 @@ One concept per module: ``paths`` (where the socket, pid and token files live),
 imported that Python's start-up has not loaded), ``protocol`` (the requests' fields, as
 the service checks them), ``client`` (what ``zktensor prove`` runs: the standard
 library's C modules and ``wire``, so it starts without torch, numpy or most of the
-standard library), ``residency`` (keys loaded on first use, least recently used evicted
+standard library), ``native_client.c`` and ``native`` (the same client without Python's
+start-up for a plain ``prove``, and its build and install as the ``zktensor`` command), ``residency`` (keys loaded on first use, least recently used evicted
 within a memory budget), ``footprint`` (a key's resident bytes from its .zkey header, evicted
 for before it loads), ``server`` (the socket server and its requests), ``command``
 (the ``serve`` subcommand).

@@ -109,13 +109,15 @@ def _abs(p):
     return None if p is None else os.path.abspath(p)
 
 
-def typed_paths(*typed) -> dict[str, str]:
-    """{a form of a path the service may name (absolute, resolved): the path as typed}."""
+def typed_paths(*typed, cwd: str | None = None) -> dict[str, str]:
+    """{a form of a path the service may name (absolute, resolved): the path as typed},
+    relative to ``cwd`` (default: this process's working directory)."""
     out = {}
     for p in typed:
         if p is None:
             continue
-        for form in (os.path.abspath(p), os.path.realpath(p)):
+        full = os.path.abspath(p if cwd is None else os.path.join(cwd, p))
+        for form in (full, os.path.realpath(full)):
             if form != p:
                 out.setdefault(form, p)
     return out

@@ -7,6 +7,12 @@ user), {"op": "status"}, {"op": "stop"}, {"op": "ping"}; over TCP each also carr
 "token". Replies: {"ok": true, ...} or {"ok": false, "error": one line, "status": the
 exit status the CLI should give}.
 
+{"op": "prove_files", "cwd", "zkey", "witness", "r1cs", "proof", "public", "check",
+"verify", "workers"} is the native client's (`native_client.c`): the paths as the user
+typed them, relative to "cwd"; the service checks the outputs, proves, writes proof.json
+and public.json itself and replies {"ok": true} without them. Unix socket only: there the
+service knows the client runs as its own user (`server._UnixServer.deny`).
+
 The service reads a request with `wire`'s hostile-JSON rules (its depth bound among them)
 and at most ``MAX_REQUEST`` bytes of it; anything else is a `Malformed` message, which the
 service answers with one line. `request_error` then checks the fields.
@@ -43,6 +49,15 @@ def _path(v, optional=False) -> str | None:
     return None
 
 
+def _typed_path(v, optional=False) -> str | None:
+    """A path as the user typed it: relative to the request's "cwd", or absolute."""
+    if v is None and optional:
+        return None
+    if not isinstance(v, str) or not v:
+        return f"expected a path (a non-empty string), got {_kind(v)}"
+    return _path(v if v.startswith("/") else "/" + v)
+
+
 def _flag(v, optional=False) -> str | None:
     return None if isinstance(v, bool) or (v is None and optional) else f"expected true or false, got {_kind(v)}"
 
@@ -67,7 +82,11 @@ _PROVE = {"zkey": (_path, True), "witness": (_path, True), "r1cs": (lambda v: _p
           "check": (_flag, False), "verify": (lambda v: _flag(v, True), False), "profile": (_flag, False),
           "trace": (_flag, False), "workers": (_workers, False),
           "test_stall_s": (_seconds, False), "test_stall_node": (_text, False)}   # tests (server's hooks)
-REQUESTS = {"prove": _PROVE, "ping": {}, "status": {}, "stop": {}}
+_PROVE_FILES = {"cwd": (_path, True), "zkey": (_typed_path, True), "witness": (_typed_path, True),
+                "r1cs": (lambda v: _typed_path(v, True), False), "proof": (_typed_path, True),
+                "public": (_typed_path, True), "check": (_flag, False), "verify": (lambda v: _flag(v, True), False),
+                "workers": (_workers, False), "test_stall_s": (_seconds, False), "test_stall_node": (_text, False)}
+REQUESTS = {"prove": _PROVE, "prove_files": _PROVE_FILES, "ping": {}, "status": {}, "stop": {}}
 
 
 def request_error(req: dict) -> str | None:

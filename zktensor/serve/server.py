@@ -116,7 +116,9 @@ class Service:
         self.prove_threads = ProveThreads()
 
     # -- requests ----------------------------------------------------------------------
-    def handle(self, req: dict) -> dict:
+    def handle(self, req: dict, alive=None) -> dict:
+        """The reply to ``req``; ``alive()`` says whether its client still waits (a
+        "prove_files" request's files are not written for a client that has gone)."""
         with self._count:
             self.requests += 1
         bad = protocol.request_error(req)
@@ -130,17 +132,49 @@ class Service:
                 return self.status()
             if op == "stop":        # stopped by the connection's handler, once this reply is sent
                 return {"ok": True, "pid": os.getpid()}
-            if op == "prove":
+            if op in ("prove", "prove_files"):
                 with self._count:
                     self.in_flight += 1
                 try:
-                    return self.prove_threads.run(self.prove, req)
+                    if op == "prove":
+                        return self.prove_threads.run(self.prove, req)
+                    return self.prove_threads.run(self.prove_files, req, alive)
                 finally:
                     with self._count:
                         self.in_flight -= 1
             return {"ok": False, "error": f"unknown request {op!r}", "status": 2}
         except Exception as e:  # noqa: BLE001 - one request's failure is its client's error
             return {"ok": False, "error": _one_line(e), "status": _exit_status(e)}
+
+    def prove_files(self, req: dict, alive=None) -> dict:
+        """The native client's request (`protocol`): the outputs checked before any work, as
+        `zktensor prove` checks them, then the proof, written here as one set (both files or
+        neither). Messages name the paths as the user typed them."""
+        from ..groth16.outputs import OutputError, check_outputs, write_outputs
+        from .client import as_typed, typed_paths
+        cwd = req["cwd"]
+        typed = [req["zkey"], req["witness"], req.get("r1cs"), req["proof"], req["public"]]
+        # the inputs as the Python client sends them; the outputs joined, not normalised, so
+        # that check_outputs' messages say what it says in-process ("p.json and link/../p.json")
+        zkey, witness, r1cs = (None if p is None else os.path.abspath(os.path.join(cwd, p)) for p in typed[:3])
+        proof, public = (os.path.join(cwd, p) for p in typed[3:])
+        names = typed_paths(*typed, cwd=cwd)
+        for out, shown in ((proof, req["proof"]), (public, req["public"])):
+            names.setdefault(out, shown)
+            names.setdefault(os.path.dirname(out), os.path.dirname(shown) or ".")   # "directory out does not exist"
+        try:
+            check_outputs([proof, public], inputs=[zkey, witness, r1cs], what=["proof", "public signals"])
+        except OutputError as e:        # usage, as in-process
+            return {"ok": False, "error": as_typed(_one_line(e), names), "status": 2}
+        try:
+            reply = self.prove({**{k: v for k, v in req.items() if k in _PROVE_OPTIONS},
+                                "zkey": zkey, "witness": witness, "r1cs": r1cs})
+            if alive is not None and not alive():       # Ctrl-C'd: no files after the command has exited
+                return {"ok": False, "error": "the client went away before its files were written", "status": 1}
+            write_outputs([(proof, reply["proof"]), (public, reply["public"])], sync=False)
+        except Exception as e:  # noqa: BLE001 - as handle's
+            return {"ok": False, "error": as_typed(_one_line(e), names), "status": _exit_status(e)}
+        return {"ok": True, "resident": reply["resident"], "load_s": reply["load_s"], "prove_s": reply["prove_s"]}
 
     def prove(self, req: dict) -> dict:
         """A proof for a request `protocol.request_error` accepted; "trace" asks for the
@@ -330,6 +364,20 @@ def _exit_status(e: BaseException) -> int:
     return 1
 
 
+_PROVE_OPTIONS = ("check", "verify", "workers", "test_stall_s", "test_stall_node")
+"""The fields a "prove_files" request passes on to `Service.prove` as they are."""
+
+
+def _connected(conn) -> bool:
+    """Whether the client is still there: no end of stream or reset waiting on its connection."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) != b""
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
 class _Handler(socketserver.BaseRequestHandler):
     def handle(self):
         svc: Service = self.server.service
@@ -344,7 +392,7 @@ class _Handler(socketserver.BaseRequestHandler):
         if denied or malformed:
             reply = {"ok": False, "error": denied or malformed, "status": 2}
         else:
-            reply = svc.handle(req)
+            reply = svc.handle(req, alive=lambda: _connected(self.request))
         try:
             protocol.send(self.request, reply)
         except OSError:
@@ -371,4 +419,6 @@ class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     def deny(self, conn, req) -> str | None:
         tok = req.get("token")
         ok = isinstance(tok, str) and hmac.compare_digest(tok, self.service.token)
+        if ok and req.get("op") == "prove_files":   # the service would write files for a peer it cannot name
+            return "prove_files is for clients on the Unix socket"
         return None if ok else "a wrong or missing token"
