@@ -60,7 +60,8 @@ clean runs, as ``bench.common.time_runs`` keeps them; peak: the largest resident
   interpreter where it runs this checkout (``python -m zktensor.cli`` otherwise); the
   rows say which (``command``), and whether that ``zktensor`` is the native client
   (``client``: ``zktensor.serve.native``, which proves through the service without starting
-  Python and hands every other command line to the Python command) or pip's script;
+  Python, and hands every other command line, ``--no-serve`` and ``serve --status`` among
+  them, to the Python command: those rows' times include its exec) or pip's script;
 * the key load of a second process (``groth16_key_load``: ``Prover(zkey)`` timed in fresh
   processes, imports excluded, tables mapped from the table cache; ``groth16_key_load_r1cs``:
   with the .r1cs too).
