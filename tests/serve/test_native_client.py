@@ -176,13 +176,15 @@ def test_a_client_that_went_away_gets_no_files(service, client, tmp_path):
     """Killed while the service proves (Ctrl-C), the command leaves no file behind it later."""
     log = tmp_path / "handover.log"
     env = dict(service.env, ZKTENSOR_SERVE_TEST_STALL="2", HANDOVER_LOG=str(log))
-    proc = subprocess.Popen([str(client), *map(str, demo_args(tmp_path))], env=env, cwd=REPO)
+    proc = subprocess.Popen([str(client), *map(str, demo_args(tmp_path))], env=env, cwd=REPO,
+                            stderr=subprocess.PIPE, text=True)
     end = time.monotonic() + 60
     while service.status()["in_flight"] < 1:
         assert time.monotonic() < end and proc.poll() is None
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=30)
+    _, err = proc.communicate(timeout=30)
+    assert (proc.returncode, err) == (130, "zktensor: error: interrupted\n")      # as the Python command
     while service.status()["in_flight"] > 0:
         assert time.monotonic() < end + 60
         time.sleep(0.05)

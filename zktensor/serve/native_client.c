@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -448,6 +449,16 @@ static int parse_reply(const char *text, size_t n, reply *r) {
 
 /* -- main ---------------------------------------------------------------------------------- */
 
+/* Ctrl-C while the service proves: the Python command's line and status (cli.main). The
+ * service then writes no file (it sees the connection closed). */
+static void interrupted(int sig) {
+    static const char msg[] = "zktensor: error: interrupted\n";
+    ssize_t n = write(2, msg, sizeof msg - 1);
+    (void)n, (void)sig;
+    _exit(130);
+}
+
+
 int main(int argc, char **argv) {
     g_argc = argc, g_argv = argv;
     if (argc < 2 || strcmp(argv[1], "prove") != 0) hand_over();
@@ -488,6 +499,10 @@ int main(int argc, char **argv) {
     socket_path(&sock);
     int fd = connect_to(sock.p);
     if (fd < 0) hand_over();                    /* no service: in-process, or --serve starts one */
+    struct sigaction on_int;
+    memset(&on_int, 0, sizeof on_int);
+    on_int.sa_handler = interrupted;
+    sigaction(SIGINT, &on_int, NULL);           /* execv puts the default back for the Python command */
     unsigned char len[4] = {(unsigned char)(req.n >> 24), (unsigned char)(req.n >> 16), (unsigned char)(req.n >> 8),
                             (unsigned char)req.n};
     if (write_all(fd, (char *)len, 4) || write_all(fd, req.p, req.n) || read_all(fd, (char *)len, 4))
