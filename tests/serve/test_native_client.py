@@ -314,3 +314,28 @@ def test_install_keeps_the_python_command_and_remove_restores_it(tmp_path):
     res = subprocess.run([sys.executable, "-c", code.format("remove")], env=env, capture_output=True, text=True,
                          timeout=300)
     assert res.returncode == 0 and script.read_text().startswith("#!") and not (bin_dir / "zktensor-py").exists()
+
+
+@pytest.mark.parametrize("where", ["runtime dir", "cache dir", "xdg cache", "home"])
+def test_finds_the_socket_where_the_python_client_does(client, tmp_path, where):
+    """serve/paths.py is the oracle: the fake service listens where it says, for each way the
+    run directory is found."""
+    env = {k: v for k, v in cli_env(tmp_path / "unused").items()
+           if k not in ("ZKTENSOR_SERVE_DIR", "XDG_RUNTIME_DIR", "ZKTENSOR_CACHE_DIR", "XDG_CACHE_HOME")}
+    (tmp_path / "rt").mkdir()
+    env.update({"runtime dir": {"XDG_RUNTIME_DIR": str(tmp_path / "rt")},
+                "cache dir": {"ZKTENSOR_CACHE_DIR": str(tmp_path / "c")},
+                "xdg cache": {"XDG_CACHE_HOME": str(tmp_path / "x")},
+                "home": {"HOME": str(tmp_path / "h")}}[where])
+    where_py = subprocess.run([sys.executable, "-c", "from zktensor.serve import paths; print(paths.run_dir())"],
+                              env=env, capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    run_dir = Path(where_py)
+    assert run_dir.is_relative_to(tmp_path)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    fake = FakeService(run_dir, b'{"ok": true}')
+    log = tmp_path / "handover.log"
+    try:
+        res = run(client, ["prove", "k.zkey", "w.wtns", "p.json", "q.json"], env, log, cwd=tmp_path)
+    finally:
+        fake.close()
+    assert (res.returncode, res.stderr, handed_over(log)) == (0, "", []) and len(fake.requests) == 1

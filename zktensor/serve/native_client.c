@@ -114,13 +114,19 @@ static int utf8_ok(const unsigned char *s) {
     return 1;
 }
 
+/* "key": , after a comma unless it is the object's first */
+static void put_key(buf *b, const char *key) {
+    puts_(b, b->n > 1 ? ", \"" : "\"");
+    puts_(b, key);
+    puts_(b, "\": ");
+}
+
 /* "key": "value", with JSON's escapes; a value that is not UTF-8 goes to the Python command. */
 static void put_string_field(buf *b, const char *key, const char *value) {
     if (!utf8_ok((const unsigned char *)value)) hand_over();
     char esc[8];
-    puts_(b, b->n > 1 ? ", \"" : "\"");
-    puts_(b, key);
-    puts_(b, "\": \"");
+    put_key(b, key);
+    puts_(b, "\"");
     for (const unsigned char *s = (const unsigned char *)value; *s; s++) {
         if (*s == '"' || *s == '\\') {
             esc[0] = '\\', esc[1] = (char)*s;
@@ -136,9 +142,7 @@ static void put_string_field(buf *b, const char *key, const char *value) {
 }
 
 static void put_raw_field(buf *b, const char *key, const char *json) {
-    puts_(b, b->n > 1 ? ", \"" : "\"");
-    puts_(b, key);
-    puts_(b, "\": ");
+    put_key(b, key);
     puts_(b, json);
 }
 
@@ -220,22 +224,20 @@ static void socket_path(buf *out) {
         puts_(&d, v);
     } else if ((v = getenv("XDG_RUNTIME_DIR")) && v[0] && is_dir(v)) {
         join(&d, v, "zktensor");
-    } else {
-        if ((v = getenv("ZKTENSOR_CACHE_DIR")) && v[0]) {
-            puts_(&t, v);
-        } else {
-            const char *cache = getenv("XDG_CACHE_HOME");
+    } else {                                    /* the cache root's run/ */
+        const char *root = getenv("ZKTENSOR_CACHE_DIR"), *cache = getenv("XDG_CACHE_HOME");
+        if (!root || !root[0]) {
+            buf home = {0};
             if (!cache) {
-                const char *home = getenv("HOME");
-                if (!home || !home[0]) hand_over();     /* Python's expanduser asks the password file */
-                join(&t, home, ".cache");
-                cache = t.p;
+                const char *h = getenv("HOME");
+                if (!h || !h[0]) hand_over();           /* Python's expanduser asks the password file */
+                join(&home, h, ".cache");
+                cache = home.p;
             }
-            buf c = {0};
-            join(&c, cache, "zktensor");
-            t = c;
+            join(&t, cache, "zktensor");
+            root = t.p;
         }
-        join(&d, t.p, "run");
+        join(&d, root, "run");
     }
     join(out, d.p, "serve.sock");
 }
@@ -282,7 +284,7 @@ static int connect_to(const char *path) {
 /* -- the reply: one JSON object (serve/wire.py) -------------------------------------------
  * Only "ok", "status" and "error" are read; any other value is parsed and skipped. */
 
-typedef struct { const char *s, *end; int ok, status; buf error; } reply;
+typedef struct { int ok, status; buf error; } reply;
 
 static void ws(const char **s, const char *end) {
     while (*s < end && (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r')) (*s)++;

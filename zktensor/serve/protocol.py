@@ -82,10 +82,11 @@ _PROVE = {"zkey": (_path, True), "witness": (_path, True), "r1cs": (lambda v: _p
           "check": (_flag, False), "verify": (lambda v: _flag(v, True), False), "profile": (_flag, False),
           "trace": (_flag, False), "workers": (_workers, False),
           "test_stall_s": (_seconds, False), "test_stall_node": (_text, False)}   # tests (server's hooks)
+PASSED_ON = ("check", "verify", "workers", "test_stall_s", "test_stall_node")
+"""The fields of a "prove_files" request that are a "prove" request's as they are."""
 _PROVE_FILES = {"cwd": (_path, True), "zkey": (_typed_path, True), "witness": (_typed_path, True),
                 "r1cs": (lambda v: _typed_path(v, True), False), "proof": (_typed_path, True),
-                "public": (_typed_path, True), "check": (_flag, False), "verify": (lambda v: _flag(v, True), False),
-                "workers": (_workers, False), "test_stall_s": (_seconds, False), "test_stall_node": (_text, False)}
+                "public": (_typed_path, True), **{name: _PROVE[name] for name in PASSED_ON}}
 REQUESTS = {"prove": _PROVE, "prove_files": _PROVE_FILES, "ping": {}, "status": {}, "stop": {}}
 
 

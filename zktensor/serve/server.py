@@ -167,7 +167,7 @@ class Service:
         except OutputError as e:        # usage, as in-process
             return {"ok": False, "error": as_typed(_one_line(e), names), "status": 2}
         try:
-            reply = self.prove({**{k: v for k, v in req.items() if k in _PROVE_OPTIONS},
+            reply = self.prove({**{k: v for k, v in req.items() if k in protocol.PASSED_ON},
                                 "zkey": zkey, "witness": witness, "r1cs": r1cs})
             if alive is not None and not alive():       # Ctrl-C'd: no files after the command has exited
                 return {"ok": False, "error": "the client went away before its files were written", "status": 1}
@@ -362,10 +362,6 @@ def _one_line(e: BaseException) -> str:
 
 def _exit_status(e: BaseException) -> int:
     return 1
-
-
-_PROVE_OPTIONS = ("check", "verify", "workers", "test_stall_s", "test_stall_node")
-"""The fields a "prove_files" request passes on to `Service.prove` as they are."""
 
 
 def _connected(conn) -> bool:
