@@ -53,15 +53,19 @@ def test_other_objects_go_to_inspect(tmp_path):
 
 
 def _jit_functions(mod):
-    return [f for f in vars(mod).values() if hasattr(f, "fn") and hasattr(f, "hash")
-            and getattr(f.fn, "__code__", None) is not None]
+    """Each @jit function of a module once (HEADER's fma_rd_2p104 also has an alias)."""
+    fns = {id(f): f for f in vars(mod).values() if hasattr(f, "fn") and hasattr(f, "hash")
+           and getattr(f.fn, "__code__", None) is not None}
+    return list(fns.values())
 
 
-def test_triton_walk_accepts_every_kind():
+@pytest.mark.parametrize("strategy", ["int32", "fp64"])
+def test_triton_walk_accepts_every_kind(strategy):
     """What `preset_cache_keys` skips, Triton's dependency walk, still accepts every function
-    of every kind of generated module (it refuses a call to a plain Python function), and
-    finds no global value that a kernel reads: the file's text is all that the key needs."""
-    for kind, mod in _modules("int32").items():
+    of every kind of generated module (it refuses a call to a plain Python function: so a
+    compiled fp64 kernel's fma_rd_2p104 is the device function), and finds no global value
+    that a kernel reads: the file's text is all that the key needs."""
+    for kind, mod in _modules(strategy).items():
         fns = _jit_functions(mod)
         assert fns, kind
         preset = {f: f.hash for f in fns}

@@ -11,6 +11,9 @@ from __future__ import annotations
 import struct
 
 
+ROUND_DOWN = "zktensor.round_down"   # a unit attribute on math.fma: rounded toward -inf
+
+
 class V:
     """An SSA value: its name, MLIR type and, when known, its constant value."""
 
@@ -145,6 +148,11 @@ class Emitter:
 
     # -- floating point ------------------------------------------------------
     def fma(self, a, b, c): return self.op("math.fma", [a, b, c], "f64")
+
+    def fma_down(self, a, b, c):
+        """fma rounded toward -inf (a GPU's fma.rm): `math.fma` has no rounding mode, so the
+        op carries ROUND_DOWN, which limbs-to-triton prints and the CPU lowerings refuse."""
+        return self.op("math.fma", [a, b, c], "f64", ROUND_DOWN)
     def fsub(self, a, b): return self.op("arith.subf", [a, b], "f64")
     def fadd(self, a, b): return self.op("arith.addf", [a, b], "f64")
     def sitofp(self, a): return self.op("arith.sitofp", [a], "f64")

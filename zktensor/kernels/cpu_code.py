@@ -136,6 +136,7 @@ def compile_module(text: str, out_dir: str, name: str = "kernels.so") -> str:
     """Parse, lower (`LOWERING`) and compile a driver module into out_dir/name."""
     from ..ir import dialects
     from ..passes import limbs_to_cpu
+    limbs_to_cpu.refuse_rounded(text)
     _, passmanager, _, _ = dialects.mlir()
     ctx = dialects.context()
     module = dialects.parse(text, ctx)

@@ -57,8 +57,10 @@ def compile_program(prog: Program, strategy: str, target: str, out_dir: str,
     module = field_pass("canonicalize", canonicalize.run, module)
     module = field_pass("fuse-elementwise", lambda fs: fuse_elementwise.run(fs, max_products, max_inputs), module)
     plan = _launch_plan(field_io.read(module))
-    vector = {} if target == "triton" else {"lanes": lanes, "ifma": ifma,
-                                            "outline_mul": prog.field.limbs32 >= OUTLINE_MUL_WORDS}
+    if target == "triton":  # a GPU's fma rounds down on request: the fp64 split's three-op form
+        vector = {"round_down": True} if strategy == "fp64" else {}
+    else:
+        vector = {"lanes": lanes, "ifma": ifma, "outline_mul": prog.field.limbs32 >= OUTLINE_MUL_WORDS}
     limbs = dialects.parse(field_to_limbs.run(field_io.read(module), strategy, **vector), ctx)
     _show(f"field-to-limbs{{strategy={strategy}{''.join(f', {k}={v}' for k, v in vector.items())}}}",
           str(limbs))

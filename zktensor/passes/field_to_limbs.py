@@ -70,10 +70,10 @@ def _mul_function(F, strategy, lanes, ifma, name) -> str:
 
 
 def lower_func(f: FieldFunc, strategy: str, lanes: int = 1, ifma: bool = False,
-               outline: str | None = None) -> str:
+               outline: str | None = None, round_down: bool = False) -> str:
     F = field_record(f.field)
     e = Emitter(lanes=lanes)
-    A = limb_arith(strategy, e, F, ifma=ifma)
+    A = limb_arith(strategy, e, F, ifma=ifma, round_down=round_down)
     if outline:
         A = _OutlinedMul(A, e, outline)
     L = F.limbs32
@@ -169,12 +169,13 @@ def _pow(A, e: Emitter, x, exp: int):
 
 
 def run(funcs: list[FieldFunc], strategy: str, lanes: int = 1, ifma: bool = False,
-        outline_mul: bool = False) -> str:
+        outline_mul: bool = False, round_down: bool = False) -> str:
     """Scalar kernels, plus `@kernel_N_v<lanes>` vector twins when lanes > 1
     (the same lowering on vector<lanes x T>; `ifma` takes fp64 products from IFMA).
     `outline_mul` makes every multiplication a call to one `@fmul` function per
     variant: for wide fields it bounds code size (and LLVM's compile time) by
-    the number of ops rather than ops x the size of a multiplication."""
+    the number of ops rather than ops x the size of a multiplication. `round_down`
+    (fp64, a GPU target): the FMA split rounds its high half down (`limb_arith`)."""
     kernels = [f for f in funcs if f.name != "main"]
     F = field_record(kernels[0].field)
     variants = [(1, False)] + ([(lanes, ifma)] if lanes > 1 else [])
@@ -183,5 +184,5 @@ def run(funcs: list[FieldFunc], strategy: str, lanes: int = 1, ifma: bool = Fals
         name = f"fmul_{strategy}_l{n_lanes}" if outline_mul else None
         if name:
             out.append(_mul_function(F, strategy, n_lanes, use_ifma, name))
-        out += [lower_func(f, strategy, n_lanes, use_ifma, name) for f in kernels]
+        out += [lower_func(f, strategy, n_lanes, use_ifma, name, round_down) for f in kernels]
     return "module {\n" + "\n".join(out) + "\n}"

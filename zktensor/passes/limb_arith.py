@@ -20,7 +20,11 @@ Weems, ARITH 2018): hi = fma(a, b, 2^104) has its ulp at 2^52, so its
 mantissa holds H = round(a·b / 2^52), read off by subtracting the bit pattern
 of 2^104; lo = fma(a, b, 2^104 - hi) = a·b - H·2^52 is exact and in
 [-2^51, 2^51]; adding 1.5·2^52 moves it to a binade with ulp 1, so its bit
-pattern minus that of 1.5·2^52 is the signed integer L. H and L are summed
+pattern minus that of 1.5·2^52 is the signed integer L: four f64 ops a product.
+Where fma can round down (`round_down`: a GPU's fma.rm), three do: hi =
+fma_rd(a, b, 2^104) holds H = floor(a·b / 2^52), (2^104 + 2^52) - hi = (1 - H)·2^52
+is exact, and lo = fma(a, b, that) = L + 2^52 with L = a·b mod 2^52 lies in [2^52,
+2^53), ulp 1, so no bias is added. H and L are summed
 per column in i64 (SOS: products first, then reduction). Reduction uses 52-bit
 digits and a final partial digit of B - 52·k bits, so it divides by exactly
 R = 2^B with B = 32·L32 (no conversion between strategies).
@@ -33,6 +37,7 @@ from ..ir.builder import Emitter, V
 MASK52 = (1 << 52) - 1
 TWO104 = float(2 ** 104)
 LO_BIAS = 1.5 * 2 ** 52
+TWO52 = float(2 ** 52)
 
 
 def _bits_of(x: float) -> int:
@@ -214,13 +219,16 @@ class Fp64Limbs:
     With `ifma` (x86 AVX-512 IFMA, 8 lanes), the same column algorithm takes
     its products from vpmadd52luq/vpmadd52huq, which add the low and high 52
     bits of a 52x52-bit product to a 64-bit accumulator: the hardware form of
-    the FMA split.
+    the FMA split. With `round_down` (a target whose fma rounds toward -inf on
+    request), the split takes three f64 ops instead of four (module docstring).
     """
 
-    def __init__(self, e: Emitter, F: Field, ifma: bool = False):
+    def __init__(self, e: Emitter, F: Field, ifma: bool = False, round_down: bool = False):
         if ifma and e.lanes != 8:
             raise ValueError("the IFMA lowering works on 8-lane vectors")
-        self.e, self.F, self.ifma = e, F, ifma
+        if ifma and round_down:
+            raise ValueError("IFMA has no FMA split to round")
+        self.e, self.F, self.ifma, self.round_down = e, F, ifma, round_down
         self.n = F.limbs52
         self.B = 32 * F.limbs32
         assert -(-self.B // 52) <= self.n, "one reduction step per row"
@@ -280,6 +288,12 @@ class Fp64Limbs:
         """(H, L) with a·b = H·2^52 + L exactly."""
         e = self.e
         c1 = e.const(TWO104, "f64")
+        if self.round_down:     # H = floor(a·b / 2^52), L = a·b mod 2^52 (+ 2^52 in lo)
+            hi = e.fma_down(af, bf, c1)
+            H = e.sub(e.bitcast(hi, "i64"), e.const(_bits_of(TWO104), "i64"))
+            lo = e.fma(af, bf, e.fsub(e.const(TWO104 + TWO52, "f64"), hi))
+            L = e.sub(e.bitcast(lo, "i64"), e.const(_bits_of(TWO52), "i64"))
+            return H, L
         hi = e.fma(af, bf, c1)
         H = e.sub(e.bitcast(hi, "i64"), e.const(_bits_of(TWO104), "i64"))
         lo = e.fma(af, bf, e.fsub(c1, hi))
@@ -373,11 +387,11 @@ def _rebase(e: Emitter, limbs: list[V], src: int, dst: int, count: int) -> list[
 STRATEGIES = ("int32", "int64", "fp64")
 
 
-def limb_arith(strategy: str, e: Emitter, F: Field, ifma: bool = False):
+def limb_arith(strategy: str, e: Emitter, F: Field, ifma: bool = False, round_down: bool = False):
     if strategy == "int32":
         return IntLimbs(e, F, 32)
     if strategy == "int64":
         return IntLimbs(e, F, 64)
     if strategy == "fp64":
-        return Fp64Limbs(e, F, ifma=ifma)
+        return Fp64Limbs(e, F, ifma=ifma, round_down=round_down)
     raise ValueError(f"unknown multiplication strategy {strategy!r}; choose from {STRATEGIES}")

@@ -29,6 +29,7 @@ import subprocess
 import tempfile
 
 from ..ir import dialects
+from ..ir.builder import ROUND_DOWN
 
 LOWERING = ("builtin.module(inline, canonicalize, cse, convert-scf-to-cf, convert-math-to-llvm, "
             "convert-arith-to-llvm, convert-func-to-llvm, convert-cf-to-llvm, reconcile-unrealized-casts)")
@@ -126,8 +127,17 @@ def wrap(module) -> str:
     return "module {\n" + inner + "\n" + "\n".join(drivers) + "\n}"
 
 
+def refuse_rounded(text: str) -> None:
+    """The CPU lowerings turn `math.fma` into LLVM's fma, which rounds to nearest: an fma
+    marked ROUND_DOWN (a GPU target's split) would lose its mark and its meaning."""
+    if ROUND_DOWN in text:
+        raise ValueError(f"limbs-to-cpu: an fma marked {ROUND_DOWN} is for a GPU target; "
+                         "lower for the CPU without round_down")
+
+
 def lower(text: str, ctx):
     """Lower a wrapped module to the LLVM dialect (in place); returns the module."""
+    refuse_rounded(text)
     ir, passmanager, _, _ = dialects.mlir()
     module = dialects.parse(text, ctx)
     with ctx:

@@ -90,7 +90,8 @@ def preset_cache_keys(mod, path: str, data: bytes) -> int:
     MSM's modules (the figures are in the commit that made this), every time, binary cache
     hit or not. The walk's result depends only on text that this file holds: a generated
     module calls nothing outside itself but `triton.language` (its header imports only
-    triton), and names no global but its own functions. So the file's hash decides as
+    triton, and os to pick one of its own functions by TRITON_INTERPRET), and names no
+    global but its own functions. So the file's hash decides as
     much as Triton's would, and a changed formula still makes a new key. Triton adds its
     own version, the target and the options to this key, as before.
 
@@ -100,11 +101,12 @@ def preset_cache_keys(mod, path: str, data: bytes) -> int:
     of generated module, and that the keys differ per function and per text."""
     import hashlib
     digest = hashlib.sha256(data).hexdigest()
-    n = 0
+    n, seen = 0, set()
     for obj in vars(mod).values():
         code = getattr(getattr(obj, "fn", None), "__code__", None)
-        if code is None or code.co_filename != path or not hasattr(obj, "hash"):
-            continue
+        if code is None or code.co_filename != path or not hasattr(obj, "hash") or id(obj) in seen:
+            continue                                    # (a function under two names: once)
+        seen.add(id(obj))
         obj.hash = hashlib.sha256(f"{digest}:{code.co_name}:{code.co_firstlineno}".encode()).hexdigest()
         obj.used_global_vals = {}
         n += 1
