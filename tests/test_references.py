@@ -19,7 +19,7 @@ SKIP_DIRS = {".git", ".venv", "node_modules", "build", "__pycache__", "fixtures"
 TEXT_SUFFIXES = {".py", ".md", ".sh", ".toml", ".rs", ".go", ".txt", ".ini"}
 SOURCE_SUFFIXES = (".py", ".sh", ".md", ".circom", ".toml", ".rs", ".go")
 #: `zktensor.<name>` attributes of our MLIR dialects' operations, not modules
-IR_ATTRIBUTES = {"field", "kind", "limbs", "inputs", "outputs", "lanes", "strategy"}
+IR_ATTRIBUTES = {"field", "kind", "limbs", "inputs", "outputs", "lanes", "strategy", "round_down"}
 
 PATH_RE = re.compile(r"(?<![\w./-])((?:zktensor|bench|scripts|tests|examples)/[\w./-]*\w)")
 BARE_MD_RE = re.compile(r"(?<![\w./-])([\w-]+\.md)\b")
