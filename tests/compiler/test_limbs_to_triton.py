@@ -102,3 +102,9 @@ def k(a, b, out, n, BLOCK: tl.constexpr):
     got = [bits(x) for x in out.tolist()]
     assert got == [bits(_exact_rd(x, y)) for x, y in pairs]
     assert any(x * y % 2 ** 52 == 2 ** 51 for x, y in pairs)     # ties are in the set
+
+
+def test_round_down_with_ifma_is_refused():
+    """IFMA's products have no split to round: asking for both is a caller's mistake."""
+    with pytest.raises(ValueError, match="IFMA"):
+        limbs(lambda a, b: a * b, 2, "fp64", lanes=8, ifma=True, round_down=True)

@@ -288,17 +288,13 @@ class Fp64Limbs:
         """(H, L) with a·b = H·2^52 + L exactly."""
         e = self.e
         c1 = e.const(TWO104, "f64")
-        if self.round_down:     # H = floor(a·b / 2^52), L = a·b mod 2^52 (+ 2^52 in lo)
-            hi = e.fma_down(af, bf, c1)
-            H = e.sub(e.bitcast(hi, "i64"), e.const(_bits_of(TWO104), "i64"))
-            lo = e.fma(af, bf, e.fsub(e.const(TWO104 + TWO52, "f64"), hi))
-            L = e.sub(e.bitcast(lo, "i64"), e.const(_bits_of(TWO52), "i64"))
-            return H, L
-        hi = e.fma(af, bf, c1)
+        hi = e.fma_down(af, bf, c1) if self.round_down else e.fma(af, bf, c1)
         H = e.sub(e.bitcast(hi, "i64"), e.const(_bits_of(TWO104), "i64"))
-        lo = e.fma(af, bf, e.fsub(c1, hi))
-        bias = e.const(LO_BIAS, "f64")
-        L = e.sub(e.bitcast(e.fadd(lo, bias), "i64"), e.const(_bits_of(LO_BIAS), "i64"))
+        if self.round_down:     # lo = (a·b mod 2^52) + 2^52: already in the binade with ulp 1
+            lo, bias = e.fma(af, bf, e.fsub(e.const(TWO104 + TWO52, "f64"), hi)), TWO52
+        else:                   # lo = a·b - H·2^52 in [-2^51, 2^51], moved to that binade
+            lo, bias = e.fadd(e.fma(af, bf, e.fsub(c1, hi)), e.const(LO_BIAS, "f64")), LO_BIAS
+        L = e.sub(e.bitcast(lo, "i64"), e.const(_bits_of(bias), "i64"))
         return H, L
 
     def _operand(self, limbs):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..ir import dialects
 from ..ir.builder import ROUND_DOWN
+from .limb_arith import TWO104
 
 TL = {"i32": "tl.uint32", "i64": "tl.int64", "f64": "tl.float64", "i1": "tl.int1"}
 UNSIGNED = {"i32": None, "i64": "tl.uint64"}   # how to view a type unsigned
@@ -208,8 +209,6 @@ def _kernel_source(func) -> str:
             k.append(f"    tl.store(o{q} + b_o{q} + {j} * ls_o{q}, r{q * L + j}.to(tl.int32, bitcast=True), mask=m)")
     return "\n".join(fn) + "\n\n\n" + "\n".join(k) + "\n"
 
-
-TWO104 = float(2 ** 104)
 
 # What every generated module starts with (after its docstring); modules that splice device
 # functions from several programs (ntt_triton, msm_device, sparse_device) write it once.
