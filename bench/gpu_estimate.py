@@ -8,8 +8,12 @@ Model (stated, crude): the MSM's work is its field multiplications, each costing
 instructions of one compiled multiplication (`sass_report`'s per-mul mix, which holds its
 additions, carries and selects); additions outside multiplications, memory traffic,
 latency, occupancy and the host program are ignored, so the real time is higher. Issue
-rate on an H100 SXM: 132 SMs at 1.98 GHz, 128 lanes an SM a clock for integer and
-logic instructions, 64 for IMAD and for FP64 (DFMA/DADD). Operation count of a Pippenger
+rate on an H100 SXM: 132 SMs at 1.98 GHz; each of an SM's four schedulers issues one warp
+instruction a clock (128 lanes an SM) into pipes that run side by side: ALU (integer
+arithmetic other than IMAD, logic, shifts, compares, selects, moves: 64 lanes an SM a
+clock), FMA (IMAD: 64), FP64 (DFMA/DADD/DMUL: 64) and XU (conversions such as I2F, POPC: 16).
+A multiplication's time is its busiest pipe's or the issue's, whichever is longer.
+Operation count of a Pippenger
 MSM of n points with c-bit signed windows (c = the device program's `device_window`):
 n·ceil(bits/c) bucket additions plus 2 per bucket in the running-sum reduction, each an
 XYZZ addition of 12 multiplications and 2 squarings (bases stored as XYZZ on the device).
@@ -27,18 +31,30 @@ import sys
 from pathlib import Path
 
 SMS, CLOCK = 132, 1.98e9
-FULL, HALF = 128, 64
-HALF_RATE = ("IMAD", "DFMA", "DADD", "DMUL")
+ISSUE = 128                      # lanes an SM a clock: four schedulers, one warp instruction each
+PIPES = {"ALU": 64, "FMA": 64, "FP64": 64, "XU": 16}   # lanes an SM a clock (sm_90)
+PIPE_OF = {"IMAD": "FMA", "DFMA": "FP64", "DADD": "FP64", "DMUL": "FP64", "DSETP": "FP64",
+           "I2F": "XU", "F2I": "XU", "MUFU": "XU", "POPC": "XU", "FLO": "XU", "BREV": "XU"}
+UNIFORM = ("U",)                 # the uniform datapath's instructions (UMOV, ...): issue only
 MULS_PER_ADD = 14
 MULS_PER_DOUBLE = 9     # dbl-2008-s-1 (the device program's doubling: one square and the addition's finish)
 
 
+def pipe_cycles(mix: dict) -> dict:
+    """SM clocks per multiplication and lane that each pipe, and the issue, need for `mix`
+    (a per-mul difference: an opcode's count may be negative, the pipe's sum is not)."""
+    busy = {name: 0 for name in PIPES}
+    for op, n in mix.items():
+        if not op.startswith(UNIFORM) and op != "NOP":
+            busy[PIPE_OF.get(op, "ALU")] += n
+    cycles = {name: max(n, 0) / PIPES[name] for name, n in busy.items()}
+    cycles["issue"] = max(sum(mix.values()), 0) / ISSUE
+    return cycles
+
+
 def seconds_per_mul(mix: dict) -> float:
     """Issue-limited seconds of one multiplication per lane, across the whole GPU."""
-    half = sum(v for k, v in mix.items() if k in HALF_RATE)
-    full = sum(v for k, v in mix.items() if k not in HALF_RATE)
-    cycles_per_sm_lane = half / HALF + full / FULL        # SM clocks per multiplication, per lane
-    return cycles_per_sm_lane / (SMS * CLOCK)
+    return max(pipe_cycles(mix).values()) / (SMS * CLOCK)
 
 
 def msm_muls(n: int, c: int, bits: int = 254) -> int:
@@ -79,12 +95,15 @@ def main(argv=None) -> int:
     for r in reports:
         spm = seconds_per_mul(r["per_mul_sass"])
         per_mul = sum(r["per_mul_sass"].values())
+        cycles = pipe_cycles(r["per_mul_sass"])
+        limit = max(cycles, key=cycles.get)
         for log_n in (16, 18, 20, 22):
             c = device_window(1 << log_n, 254)
             muls = msm_muls(1 << log_n, c)
             path = critical_path_muls(1 << log_n, c)
             rows.append({"strategy": r["strategy"], "arch": r["arch"], "log_n": log_n, "window": c,
-                         "instructions_per_mul": per_mul, "field_muls": muls,
+                         "instructions_per_mul": per_mul, "limit": limit,
+                         "sm_cycles_per_mul": {k: round(v, 3) for k, v in cycles.items()}, "field_muls": muls,
                          "estimate_lower_bound_ms": round(1e3 * muls * spm, 3),
                          "critical_path_muls": path, "critical_path_bound_ms": round(1e3 * path * per_mul / CLOCK, 3)})
     doc = {"what": "ESTIMATE from SASS instruction counts (issue-rate lower bound), not a measured time",
@@ -92,13 +111,15 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(doc, indent=1))
     lines = ["# ESTIMATE (not a measurement): BN254 G1 MSM on one H100 from SASS instruction counts", "",
-             "No GPU was lent; nothing here was timed. " + doc["model"], "",
-             "| strategy | arch | points | window | SASS instr. / mul | field muls | issue-rate bound "
+             "Nothing here was timed: the bounds follow from ahead-of-time SASS counts. " + doc["model"], "",
+             "Measured times on a GPU, for comparison, are in [gpu/](gpu/) (an H200: the same SM count and "
+             "clock as the H100 SXM modelled here).", "",
+             "| strategy | arch | points | window | SASS instr. / mul | busiest | field muls | issue-rate bound "
              "| muls on the critical path | critical-path bound |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['strategy']} | {r['arch']} | 2^{r['log_n']} | {r['window']} | {r['instructions_per_mul']} "
-                     f"| {r['field_muls']:.3g} | {r['estimate_lower_bound_ms']} ms (estimate) "
+                     f"| {r['limit']} | {r['field_muls']:.3g} | {r['estimate_lower_bound_ms']} ms (estimate) "
                      f"| {r['critical_path_muls']} | {r['critical_path_bound_ms']} ms (estimate) |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
