@@ -12,6 +12,14 @@ outputs are not looked at): the host program is exactly the one a GPU run makes,
 the counts are the GPU's. The tests check the same counts on interpreted runs at small
 sizes (tests/ec/test_msm_device.py, tests/ntt/test_ntt_sync.py). No time is measured.
 
+For each accumulation launch of the device MSM it also counts, from the launch's
+arguments as the kernel reads them, the point formulas a GPU would evaluate: a block of
+`MSMConfig.block` lanes loops as often as its longest segment has entries after the
+first, every lane of it evaluating the formula each trip (`accumulation_steps`; the
+tests check it against the interpreted kernel's own calls). Additions over formulas is
+the share of those evaluations that add an entry; the rest are lanes waiting for their
+block's longest segment.
+
 A proof's graph (`--proof`, a fixture folder: circuit_final.zkey, witness.wtns and its
 .r1cs) is the device graph of `Prover` on the Triton target, its MSM and NTT kernels
 counted and not run as above, its other kernels (elementwise programs, the sparse
@@ -29,9 +37,40 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def accumulation_steps(kernel, args, block: int) -> dict | None:
+    """Of one launch of the device MSM's `accumulate` or `accumulate_affine` with `args`:
+    the entries its lanes read, the additions they need (each lane's first entry is its
+    sum's start) and the point formulas its blocks of `block` lanes evaluate (a block loops
+    max(entries) - 1 times over all its lanes; `kernels.msm_device._accumulate`). None for
+    another kernel."""
+    import torch
+    import torch.nn.functional as Fn
+    if not getattr(kernel, "__name__", "").startswith("accumulate"):
+        return None
+    a = dict(zip(kernel.arg_names, args))
+    ends, start, NB, S = a["ends"], a["start"], a["NB"], a["S"]
+    j = torch.arange(a["n_lanes"], device=ends.device)
+    b = torch.searchsorted(ends, j, right=True)              # the first bucket with ends > j
+    F = int(ends[-1]) if a["balanced"] else a["n_lanes"]     # lanes of full segments
+    tail = j >= F                                            # then a lane a bucket, in `last`'s order
+    b = torch.where(tail, torch.cat([a["last"], torch.full((1,), NB)])[(j - F).clamp(0, NB)], b)
+    valid = b < NB
+    b = b.clamp_max(NB - 1)
+    before = torch.where(b > 0, ends[(b - 1).clamp_min(0)], 0)
+    i = torch.where(tail, ends[b] - before, j - before)       # the segment's index in its bucket
+    e0 = start[b] + i * S
+    e1 = torch.minimum(e0 + S, start[b + 1])
+    entries = torch.where(valid, (e1 - e0).clamp_min(0), 0)
+    trips = Fn.pad(entries, (0, (-len(entries)) % block)).reshape(-1, block).amax(dim=1)
+    return {"entries": int(entries.sum()), "additions": int((entries - 1).clamp_min(0).sum()),
+            "steps": int((trips - 1).clamp_min(0).sum()) * block}
+
+
 @contextlib.contextmanager
-def kernels_not_run():
-    """Triton launches of the device MSM and of the NTT are counted, not interpreted."""
+def kernels_not_run(steps: list | None = None, block: int | None = None):
+    """Triton launches of the device MSM and of the NTT are counted, not interpreted;
+    `steps` collects `accumulation_steps` of each accumulation launch, for blocks of
+    `block` lanes (default: MSMConfig's)."""
     from zktensor.kernels import ntt_triton
     from zktensor.ops.msm import device
     from zktensor.runtime import counters
@@ -45,15 +84,25 @@ def kernels_not_run():
 
     real_launch, real_module = device._launch, ntt_triton.module
 
-    def launch(*a, **kw):
-        with counters.kernel():
-            pass
+    from zktensor.ops.msm import MSMConfig
+    lanes = block or MSMConfig().block
+
+    def launch(kernel, grid, args, *a, **kw):
+        with counters.kernel():         # (inside: the counting's own torch ops and reads are not the MSM's)
+            st = accumulation_steps(kernel, args, lanes) if steps is not None else None
+        if st is not None:
+            steps.append(st)
     device._launch = launch
     ntt_triton.module = lambda *a, **kw: _Module()
     try:
         yield
     finally:
         device._launch, ntt_triton.module = real_launch, real_module
+
+
+def _block() -> int:
+    from zktensor.ops.msm import MSMConfig
+    return MSMConfig().block
 
 
 def count(fn) -> dict:
@@ -69,6 +118,7 @@ def msm_counts(group: str, log_n: int) -> dict:
     import numpy as np
 
     import zktensor as zt
+    from zktensor.ops.msm import MSMConfig
     G = zt.group(group)
     n = 1 << log_n
     P = G.generator((n,))
@@ -77,10 +127,16 @@ def msm_counts(group: str, log_n: int) -> dict:
     top = G.Fr.p.bit_length() - 32 * (G.Fr.limbs - 1) - 1          # the top word below r's top bit
     words[:, -1] &= (1 << top) - 1
     ks = [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in words]
-    st = {}
-    with zt.config(target="triton"), kernels_not_run():
+    st, steps, in_order = {}, [], []
+    with zt.config(target="triton"), kernels_not_run(steps):
         zt.msm(ks, P, stats=st)
-    return {k: st[k] for k in ("launches", "kernels", "syncs", "window", "rounds")}
+    with zt.config(target="triton"), kernels_not_run(in_order):
+        zt.msm(ks, P, MSMConfig(balanced=False))
+    return {**{k: st[k] for k in ("launches", "kernels", "syncs", "window", "rounds")},
+            "entries": sum(x["entries"] for x in steps), "additions": sum(x["additions"] for x in steps),
+            "point_steps": sum(x["steps"] for x in steps),
+            "point_steps_per_round": [x["steps"] for x in steps],
+            "point_steps_in_order": sum(x["steps"] for x in in_order)}
 
 
 def ntt_counts(field: str, log_n: int, op: str) -> dict:
@@ -180,14 +236,24 @@ def main(argv=None) -> int:
     lines = ["# Launches and host synchronisations per call on the Triton target (counted, no GPU)", "",
              f"{doc['method']}. Made by `python -m bench.gpu_counts` ({doc['created']}, torch {doc['torch']}, "
              f"triton {doc['triton']}). No time was measured.", "",
-             "| op | of | size | launches | of which Triton kernels | host syncs | window | rounds |",
-             "|---|---|---|---|---|---|---|---|"]
+             "Accumulation: the additions the device MSM's accumulation rounds need (entries after "
+             f"each lane's first), and the point formulas their blocks of {_block()} lanes evaluate "
+             "(`accumulation_steps`), in all and per round; the last column with the first round's "
+             "lanes in bucket order (`MSMConfig(balanced=False)`).", "",
+             "| op | of | size | launches | of which Triton kernels | host syncs | window | rounds "
+             "| additions | point formulas (per round) | additions / formulas | formulas, lanes in bucket order |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("error"):
-            lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | not run: {r['error'][:90]} | | | | |")
+            lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | not run: {r['error'][:90]} | | | | | | | | |")
             continue
+        acc = ["", "", "", ""]
+        if r.get("point_steps"):
+            per_round = ", ".join(f"{x:,}" for x in r["point_steps_per_round"])
+            acc = [f"{r['additions']:,}", f"{r['point_steps']:,} ({per_round})",
+                   f"{r['additions'] / r['point_steps']:.2f}", f"{r['point_steps_in_order']:,}"]
         lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | {r['launches']} | {r['kernels']} | {r['syncs']} "
-                     f"| {r.get('window') or ''} | {r.get('rounds') or ''} |")
+                     f"| {r.get('window') or ''} | {r.get('rounds') or ''} | " + " | ".join(acc) + " |")
     if nodes:
         lines += ["", f"## The device graph of a proof ({doc['proof']}, with its witness check; fp64)", "",
                   "The second proof of a Prover. MSM and NTT kernels counted, not run; the elementwise and "

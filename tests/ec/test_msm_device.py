@@ -105,6 +105,83 @@ def test_small_scalars_exact_no_sync(name):
     assert res.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts, ks2)]
 
 
+@pytest.mark.parametrize("balanced", [False, True], ids=["in_order", "balanced"])
+@pytest.mark.parametrize("mixed", [False, True], ids=["xyzz", "affine"])
+def test_accumulation_lanes_every_case(mixed, balanced):
+    """One accumulation launch with lanes laid out by hand (the order of equal sort keys is
+    the sort's to choose, so an MSM cannot pin a case to a lane): a sum that falls to the
+    identity and then meets a base, an identity base first and last, P + P, P + Q, P - P,
+    and a single negated entry. Each bucket's sum against the oracle, for `pstep` (XYZZ
+    bases) and `mstep` (affine); `balanced`, the lanes run the buckets in another order
+    (`last`, no full segments before them) and still store each sum at its bucket's column."""
+    name = "bn254.g1"
+    g, G = group_record(name), zt.group(name)
+    Pp, Qp = oracle_points(name, 2)
+    P = G.tensor([Pp, Qp, None])                         # bases 0, 1, 2 = P, Q, the identity
+    src = device.AffinePoints.of(P).data if mixed else P.data
+    # entry o reads base o % 3, negated where digits[o] < 0: o = 3 is -P, o = 6 is P again
+    digits = torch.tensor([1, 1, 1, -1, 1, 1, 1, 1, 1], dtype=torch.int32)
+    lanes = [([0, 3, 1], Qp), ([2, 1], Qp), ([1, 2], Qp), ([0, 6], O.double(g, Pp)),
+             ([0, 1], O.add(g, Pp, Qp)), ([0, 3], None), ([3], O.neg(g, Pp))]
+    order = torch.tensor([o for es, _ in lanes for o in es], dtype=torch.int64)
+    start = torch.tensor(np.cumsum([0] + [len(es) for es, _ in lanes]), dtype=torch.int64)
+    NB = len(lanes)
+    seg_end = torch.arange(1, NB + 1, dtype=torch.int64)       # one segment a bucket
+    out = torch.empty((G.L, G.K, NB), dtype=torch.int32)
+    mod = msm_device.module(G, MSMConfig().strategy, "cpu", True)
+    lane_map = [torch.zeros(NB, dtype=torch.int64), torch.tensor([3, 6, 0, 5, 1, 4, 2])] if balanced \
+        else [seg_end, seg_end]
+    args = (msm_device.strides(src) + [order, digits, 3, seg_end, start, *lane_map] + msm_device.strides(out)
+            + [NB, NB, NB.bit_length(), 4, 1, int(balanced)])
+    with zt.config(target="triton"):
+        msm_device.launch(mod.accumulate_affine if mixed else mod.accumulate, (1,), args, True, 16)
+    assert zt.points.PointTensor(G, out).to_affine() == [want for _, want in lanes]
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["xyzz", "affine"])
+def test_first_entry_starts_the_sum(monkeypatch, mixed):
+    """A lane's first entry is its sum's start, not an addition to the identity: each
+    accumulation launch runs the point formula (`pstep`, `mstep` for affine bases) one time
+    fewer than its longest segment's entries, and a round of one-entry segments runs it
+    not at all. 64 bases with the identity, a repeated base, P and -P among them; 4-bit
+    scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds, whose
+    longest segments follow from the largest bucket. The oracle's sum either way."""
+    g, pts, ks = _edge_case("bn254.g1", 64, bits=4)
+    G = zt.group("bn254.g1")
+    P = G.tensor(pts)
+    bases = device.AffinePoints.of(P) if mixed else P
+    S, C = 4, 5
+    mod = msm_device.module(G, MSMConfig().strategy, "cpu", True)
+    calls, runs = [0], []
+    for fn in ("pstep", "mstep"):
+        orig = getattr(mod, fn)
+
+        def counted(*a, _orig=orig, **k):
+            calls[0] += 1
+            return _orig(*a, **k)
+        monkeypatch.setattr(mod, fn, counted)
+
+    def launch(kernel, grid, args, interpret, block, max_registers=None):
+        calls[0] = 0
+        msm_device.launch(kernel, grid, args, interpret, block, max_registers)
+        assert grid == (1,)                              # one interpreted program: calls = its trips
+        runs.append((kernel.__name__ if hasattr(kernel, "__name__") else str(kernel), calls[0]))
+    monkeypatch.setattr(device, "_launch", launch)
+    st = {}
+    with zt.config(target="triton"):
+        res = device.device_msm(G, G.Fr.tensor(ks), bases, MSMConfig(window=C, segment=S), st, bits=4)
+    assert res.to_affine() == [O.msm(g, pts, ks)]             # a batch of one
+    biggest = max(ks.count(v) for v in set(ks) if v)      # entries of the largest bucket
+    assert st["rounds"] == 3 and biggest <= S * S, (st, biggest)
+    longest, e = [], biggest
+    for _ in range(3):                                   # its segments' entries, round by round
+        longest.append(min(S, e))
+        e = -(-e // S)
+    assert longest[-1] == 1
+    steps = [n for name, n in runs if "accumulate" in name]
+    assert steps == [m - 1 for m in longest], (runs, longest)
+
+
 @pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=INTERPRETED_MINUTES)])
 def test_weighted_table_exact_no_sync(name):
     """The device program against a weighted table (`weighted=`, MSMConfig.weighted): the
@@ -139,8 +216,9 @@ def test_mixed_bases_exact_no_sync(name, segment):
     """Affine bases (`AffinePoints`, MSMConfig.mixed): the first round adds them with
     `mstep` (madd-2008-s), the later ones add segment sums as before. The bases and scalars
     of test_small_scalars_exact_no_sync; segments of 16 put a whole bucket in one lane, so
-    P + P, P + (-P), an identity base and an identity accumulator all meet the mixed
-    addition (segments of 2: three rounds). The oracle's sums, no host read, the same
+    P + P, P + (-P) and an identity base meet in one lane's sum (in an order the sort
+    chooses: test_accumulation_lanes_every_case pins each case to a lane); segments of 2:
+    three rounds. The oracle's sums, no host read, the same
     launches as XYZZ bases, and the affine kernel in the first round only."""
     g, pts, ks = _edge_case(name, 8, bits=8)
     ks2 = [(k * 7 + 3) % 256 for k in ks]

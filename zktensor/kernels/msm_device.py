@@ -36,8 +36,9 @@ held as K·L uint32 tensors of [BLOCK] lanes; in memory a point array is int32 w
 column stride, a word stride and a component stride (`PointTensor` data (L, K, n):
 1, K·n, n).
 
-    accumulate[lanes]   lane j sums one segment (at most S entries; a block loops as often
-                        as its longest segment needs) of one bucket: the
+    accumulate[lanes]   lane j sums one segment (at most S entries, the first of them the
+                        sum's start; a block loops as often as its longest segment needs
+                        more, so a round of one-entry segments only copies) of one bucket: the
                         lanes of bucket b are seg_end[b-1] .. seg_end[b]-1; entries are
                         the sorted digits (indirect: entry e is base order[e] % n, negated
                         where its digit is < 0) or the previous round's segment sums
@@ -76,7 +77,7 @@ from ..runtime.triton_modules import generated_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
-TEMPLATE_VERSION = "3"
+TEMPLATE_VERSION = "5"
 KERNELS = ("accumulate", "accumulate_affine", "chain")
 
 
@@ -352,48 +353,85 @@ def _ints(*names: str) -> list[str]:
     return [f"{n}: tl.int64" for n in names]
 
 
+def _entry(SP: Shape, mixed: bool, lines: list, ind: str):
+    """Words `p` of entry e (masked by m): the base order[e] % n_points, negated where its
+    digit is < 0, or (not indirect) column e of a previous round's sums."""
+    lines += [f"{ind}mi = tl.where(ind, m, False)",
+              f"{ind}o = tl.load(order + e, mask=mi, other=0)",
+              f"{ind}col = tl.where(ind, o % n_points, e)",
+              f"{ind}neg = tl.load(digits + o, mask=mi, other=0) < 0"]
+    _load(SP, "p", "src", "col", "m", lines, ind)
+    lines.append(ind + _call("pnegy" if mixed else "pneg", SP, "q", "p"))
+    lines += _select(SP, "p", "neg", "q", "p", ind)
+
+
 def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]:
     """The accumulation kernel; `mixed`: its entries are affine bases (`src` (L, 2·degree,
-    n), all-zero words at the identity), added by `mstep`."""
-    L = _kernel_head(name, _arr("src") + ["order", "digits"] + _ints("n_points") + ["seg_end", "start"]
-                     + _arr("out") + _ints("n_lanes", "NB", "log_nb", "S", "indirect"))
+    n), all-zero words at the identity), added by `mstep`. A lane's first entry is its sum's
+    start, not an addition to the identity: a round whose segments hold one entry each (the
+    later rounds, at most sizes) copies them without a point formula."""
+    L = _kernel_head(name, _arr("src") + ["order", "digits"] + _ints("n_points") + ["seg_end", "start", "ends", "last"]
+                     + _arr("out") + _ints("n_lanes", "NB", "log_nb", "S", "indirect", "balanced"))
     L += ["    j = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = j < n_lanes",
           "    ind = indirect != 0",
-          # the lane's bucket: the first b with seg_end[b] > j (a binary search in registers)
+          # balanced: lanes [0, F) are the buckets' full segments (F = ends[NB - 1], `ends`
+          # the running count of full segments), then one lane a bucket for its last
+          # segment, in the order `last` gives (by its entries, longest first); otherwise
+          # lane j is segment j (`ends` = seg_end)
+          "    bal = (j * 0 + balanced) != 0",                 # a lane tensor (see _kernel_head)
+          "    F = tl.load(ends + NB - 1)",
+          "    tail = bal & (j >= F)",
+          # the lane's bucket: the first b with ends[b] > j (a binary search in registers)
           "    lo = tl.full([BLOCK], 0, tl.int64)",
           "    hi = tl.full([BLOCK], 0, tl.int64) + NB",
           "    for _ in range(log_nb):",
           "        act = lo < hi",
           "        mid = (lo + hi) // 2",
-          "        v = tl.load(seg_end + mid, mask=act, other=0)",
+          "        v = tl.load(ends + mid, mask=act, other=0)",
           "        up = act & (v <= j)",
           "        lo = tl.where(up, mid + 1, lo)",
           "        hi = tl.where(act & (v > j), mid, hi)",
+          "    k = j - F",
+          "    lo = tl.where(tail, tl.load(last + k, mask=live & tail & (k < NB), other=NB), lo)",
           "    valid = live & (lo < NB)",
           "    b = tl.minimum(lo, NB - 1)",
-          "    before = tl.load(seg_end + b - 1, mask=valid & (b > 0), other=0)",
-          "    e0 = tl.load(start + b, mask=valid, other=0) + (j - before) * S",
-          "    e1 = tl.minimum(e0 + S, tl.load(start + b + 1, mask=valid, other=0))"]
-    _ident_init(S, "c", ident, L)
-    # as many trips as the block's longest segment (at most S): short buckets, sparse or
-    # small MSMs do not pay S point steps a round
-    L += ["    trips = tl.reduce(tl.where(valid, e1 - e0, 0), 0, _max)",
-          "    for s in range(trips):",
-          "        e = e0 + s",
-          "        m = valid & (e < e1)",
-          "        mi = tl.where(ind, m, False)",
-          "        o = tl.load(order + e, mask=mi, other=0)",
-          "        col = tl.where(ind, o % n_points, e)",
-          "        neg = tl.load(digits + o, mask=mi, other=0) < 0"]
+          "    e_b = tl.load(ends + b, mask=valid, other=0)",
+          "    before = tl.load(ends + b - 1, mask=valid & (b > 0), other=0)",
+          "    i = tl.where(tail, e_b - before, j - before)",      # the segment's index in its bucket
+          "    col0 = tl.load(seg_end + b - 1, mask=valid & (b > 0), other=0)",
+          "    oc = tl.where(bal, col0 + i, j)",                    # where its sum goes: bucket-major
+          "    e0 = tl.load(start + b, mask=valid, other=0) + i * S",
+          "    e1 = tl.minimum(e0 + S, tl.load(start + b + 1, mask=valid, other=0))",
+          "    e = e0",
+          "    m = valid & (e < e1)"]
     SP = Shape(2 * S.d, S.L, S.d) if mixed else S          # an entry's words
-    _load(SP, "p", "src", "col", "m", L, "        ")
-    L.append("        " + _call("pnegy" if mixed else "pneg", SP, "q", "p"))
-    L += _select(SP, "p", "neg", "q", "p", "        ")
+    _entry(SP, mixed, L, "    ")
+    # the sum starts at the first entry (the identity as stored where there is none); an
+    # affine entry is lifted to XYZZ (ZZ = ZZZ = 1)
+    if mixed:
+        L.append(f"    pid = {_zero(SP.names('p'))}")
+    for k in range(S.K):
+        for jw in range(S.L):
+            i = k * S.L + jw
+            idw = f"tl.full([], {ident[i]}, tl.uint32)"
+            if not mixed:
+                L.append(f"    c{k}_{jw} = tl.where(m, p{k}_{jw}, {idw})")
+            else:
+                one = f"tl.full([], {ident[(k % S.d) * S.L + jw]}, tl.uint32)"
+                lift = f"p{k}_{jw}" if k < 2 * S.d else one
+                L.append(f"    c{k}_{jw} = tl.where(m & (pid == 0), {lift}, {idw})")
+    # as many more trips as the block's longest segment needs (at most S - 1): short
+    # buckets, sparse or small MSMs do not pay S point steps a round
+    L += ["    trips = tl.reduce(tl.where(valid, e1 - e0, 0), 0, _max)",
+          "    for s in range(1, trips):",
+          "        e = e0 + s",
+          "        m = valid & (e < e1)"]
+    _entry(SP, mixed, L, "        ")
     step = "mstep(" if mixed else "pstep("
     L.append(f"        {', '.join(S.names('c'))} = {step}{', '.join(S.names('c') + SP.names('p'))}"
              + ("" if mixed else ", True") + ")")
-    _store(S, "c", "out", "j", "live", L)
+    _store(S, "c", "out", "oc", "tl.where(bal, valid, live)", L)
     L.append("")
     return L
 
@@ -493,7 +531,7 @@ def strides(t: torch.Tensor) -> list:
     return [t, t.stride(2), t.stride(0), t.stride(1)]
 
 
-INDEX_ARGS = ("order", "seg_end", "start")        # int64 tensors; digits int32; other pointers: points
+INDEX_ARGS = ("order", "seg_end", "start", "ends", "last")        # int64 tensors; digits int32; other pointers: points
 
 
 def aot_signature(fn, block: int) -> tuple[dict, dict]:

@@ -203,7 +203,8 @@ def msm_space(device: torch.device, group, n: int, batch: int = 1, prepared: boo
 def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -> Space:
     """The device MSM (`ops.msm.device`, prepared bases included: it keeps them as they are):
     its window around `device_window`, point-major arrays (`MSMConfig.point_major`), the
-    segment a lane of the accumulation adds, the point kernels' block (warps = block // 32,
+    segment a lane of the accumulation adds and the first round's lane order
+    (`MSMConfig.balanced`), the point kernels' block (warps = block // 32,
     one column a thread), a register cap (`MSMConfig.max_registers`) and the strategy; the
     CPU plan's knobs (chunks, reduction, tree and inversion blocks, checkpoints, the sparse
     split) do nothing there."""
@@ -213,5 +214,6 @@ def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -
     first = gpu_default(device)
     base = {"window": c0, "segment": 16, "block": 64, "strategy": first}
     return Space(base, [Axis("window", windows), Axis("point_major", [True]), Axis("segment", [8, 32]),
+                        Axis("balanced", [False]),
                         Axis("block", [32, 128]), Axis("max_registers", [168, 128]),
                         Axis("strategy", [s for s in ("int32", "fp64") if s != first])])

@@ -13,7 +13,11 @@ on those alone, and none of them waits for the device.
    orders all entries; `searchsorted` gives every bucket's first entry.
 3. Accumulation in rounds (`kernels.msm_device.accumulate`): a lane adds at most S
    entries of one bucket in a loop inside the kernel (mixed signs resolved by negating in
-   registers), so a bucket of c entries takes ceil(c/S) lanes; round r + 1 sums round r's
+   registers; its first entry starts the sum, so a one-entry segment is a copy, not an
+   addition), so a bucket of c entries takes ceil(c/S) lanes; in the first round
+   (`MSMConfig.balanced`) the lanes of full segments come first and the buckets' last,
+   shorter segments after them, longest first, so that a block's lanes (which loop as
+   often as the longest of them) hold about as many entries each; round r + 1 sums round r's
    segments of each bucket the same way, until every bucket is one sum (R rounds, S^R >=
    the most entries a bucket can hold). The segment counts of all rounds follow from the
    first round's bucket sizes by ceil(c/S^r), computed before any kernel runs.
@@ -252,11 +256,15 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     src, d_flat = points.data, d.reshape(-1)
     mixed = isinstance(points, AffinePoints)
     log_nb = max(1, NB.bit_length())
+    if cfg.balanced:            # round 0's lanes: full segments, then last ones, longest first
+        nfull = torch.clamp_min(counts - 1, 0) // S
+        ends, last = torch.cumsum(nfull, 0), torch.argsort(counts - nfull * S, descending=True)
     for r in range(R):
         lanes = lay["lanes"][r]
         out = _empty_points(L, K, lanes, dev, pm)
-        args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1]]
-                + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0)])
+        lane_map = [ends, last] if r == 0 and cfg.balanced else [seg_end[r], seg_end[r]]
+        args = (msm_device.strides(src) + [order, d_flat, n, seg_end[r], start if r == 0 else starts[r - 1], *lane_map]
+                + msm_device.strides(out) + [lanes, NB, log_nb, S, int(r == 0), int(r == 0 and cfg.balanced)])
         _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block, cap)
         src = out
     # 4: the bucket reduction, level by level (bucket (row, v) is column row·N + v - 1 of the

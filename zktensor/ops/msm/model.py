@@ -58,6 +58,11 @@ class MSMConfig:
                  measurement, not yet made.
     segment      Triton target: entries a lane of the accumulation kernel adds in its loop (a
                  bucket longer than that is cut into segments, summed again in later rounds)
+    balanced     Triton target: the first accumulation round's lanes hold the buckets' full
+                 segments, then their last segments sorted by length (a sort of one key a
+                 bucket), so that a block of lanes, which loops as often as its longest
+                 segment, wastes few trips; off: lane j is segment j, bucket by bucket
+                 (`bench.gpu_counts` counts the point formulas either way)
     weighted     Triton target, prepared bases (`msm_prepare`): run against their weighted
                  table (`device.weighted_points`, W copies of the bases, made at the first
                  such MSM and kept), so the windows share one row of buckets and no chain of
@@ -91,6 +96,7 @@ class MSMConfig:
     strategy: str | None = None
     block: int = 64
     segment: int = 16
+    balanced: bool = True
     max_registers: int | None = None
     weighted: bool = False
     mixed: bool = False
