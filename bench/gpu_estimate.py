@@ -68,7 +68,7 @@ def critical_path_muls(n: int, c: int, bits: int = 254) -> int:
     from zktensor.ops.msm.device import MSMConfig, layout, reduce_levels
     windows = math.ceil((bits + 1) / c)
     S = MSMConfig().segment
-    adds = layout(n, 1, c, windows, S)["R"] * S                 # a lane's segment, each round
+    adds = layout(n, 1, c, windows, S)["R"] * (S - 1)           # a lane's segment after its first entry, each round
     levels = reduce_levels(c)
     adds += 2 << levels[0]                                       # the first level: r += B; a += r
     doubles, m = 0, 1 << levels[0]
