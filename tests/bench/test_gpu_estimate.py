@@ -28,7 +28,8 @@ def test_cli_names_the_busiest_pipe(tmp_path):
     sass.write_text(json.dumps([{"field": "bn254.fq", "strategy": "fp64", "arch": "sm_90a",
                                  "per_mul_sass": {"DFMA": 100, "DADD": 50, "IADD3": 130,
                                                   "IMAD": 60, "I2F": 10}}]))
-    assert gpu_estimate.main([str(sass), "--out", str(tmp_path / "est")]) == 0
-    doc = json.loads((tmp_path / "est.json").read_text())
+    out = tmp_path / "est"
+    assert gpu_estimate.main([str(sass), "--out", str(out)]) == 0
+    doc = json.loads(out.with_suffix(".json").read_text())
     assert {r["limit"] for r in doc["rows"]} == {"issue"}            # 350 issues / 128 > 150 / 64 > 130 / 64
-    assert "ESTIMATE" in (tmp_path / "est.md").read_text()
+    assert "ESTIMATE" in out.with_suffix(".md").read_text()
