@@ -138,14 +138,15 @@ def test_accumulation_lanes_every_case(mixed, balanced):
     assert zt.points.PointTensor(G, out).to_affine() == [want for _, want in lanes]
 
 
-@pytest.mark.parametrize("mixed", [False, True], ids=["xyzz", "affine"])
-def test_first_entry_starts_the_sum(monkeypatch, mixed):
+def test_first_entry_starts_the_sum(monkeypatch):
     """A lane's first entry is its sum's start, not an addition to the identity: each
-    accumulation launch runs the point formula (`pstep`, `mstep` for affine bases) one time
-    fewer than its longest segment's entries, and a round of one-entry segments runs it
-    not at all. 64 bases with the identity, a repeated base, P and -P among them; 4-bit
-    scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds, whose
-    longest segments follow from the largest bucket. The oracle's sum either way."""
+    accumulation launch runs the point formula (`mstep` in the first round over affine
+    bases, `pstep` after it) one time fewer than its longest segment's entries, and a round
+    of one-entry segments runs it not at all (XYZZ bases: tests/bench/test_gpu_counts.py,
+    block by block). 64 bases with the identity, a repeated base, P and -P among them;
+    4-bit scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds,
+    whose longest segments follow from the largest bucket. The oracle's sum."""
+    mixed = True
     g, pts, ks = _edge_case("bn254.g1", 64, bits=4)
     G = zt.group("bn254.g1")
     P = G.tensor(pts)

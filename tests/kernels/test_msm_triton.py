@@ -132,7 +132,8 @@ def test_point_launch_shape_follows_the_block():
     for n in (1 << 10, 1 << 16, 1 << 20):
         ms = msm_space(cuda, g, n)
         assert ms.base["window"] == device_window(n, g.r.bit_length())
-        assert {a.name for a in ms.axes} == {"window", "point_major", "segment", "block", "max_registers", "strategy"}
+        assert {a.name for a in ms.axes} == {"window", "point_major", "segment", "balanced", "block", "max_registers",
+                                             "strategy"}
         for axis in ms.axes:                     # every value is a valid MSMConfig
             for v in axis.values:
                 MSMConfig(**{k: x for k, x in axis.apply(ms.base, v).items() if k in MSMConfig.__dataclass_fields__})
