@@ -198,19 +198,28 @@ def main(argv=None) -> int:
     ap.add_argument("--proof", default=None, help="a fixture folder: also the device graph of its proof, per node")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_counts"))
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--only", choices=("field", "ntt", "msm"), default=None,
+                    help="count only these rows; the others are kept from the file at --out, with its date")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    rows = []
+    rows, kept = [], None
+    if args.only:
+        prev = json.loads(Path(args.out).with_suffix(".json").read_text())
+        kept = prev["created"]
+        rows = [dict(r, counted=r.get("counted", kept)) for r in prev["rows"]
+                if r["op"] != args.only and not (args.only == "ntt" and "ntt" in r["op"])
+                and not (args.only == "field" and r["op"] == "field_mul")]
 
     def add(op, what, log_n, c):
         row = {"op": op, "of": what, "log_n": log_n, **c}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    add("field_mul", "bn254.fr", 10, field_counts("bn254.fr", 10))
-    for ln in map(int, args.ntt_log_sizes.split(",")):
+    if args.only in (None, "field"):
+        add("field_mul", "bn254.fr", 10, field_counts("bn254.fr", 10))
+    for ln in map(int, args.ntt_log_sizes.split(",")) if args.only in (None, "ntt") else ():
         for op in ("ntt", "intt", "coset_ntt", "coset_intt"):
             add(op, "bn254.fr", ln, ntt_counts("bn254.fr", ln, op))
-    for g in args.msm_groups.split(","):
+    for g in args.msm_groups.split(",") if args.only in (None, "msm") else ():
         for ln in map(int, args.msm_log_sizes.split(",")):
             try:
                 add("msm", g, ln, msm_counts(g, ln))
@@ -235,7 +244,9 @@ def main(argv=None) -> int:
     out.with_suffix(".json").write_text(json.dumps(doc, indent=1))
     lines = ["# Launches and host synchronisations per call on the Triton target (counted, no GPU)", "",
              f"{doc['method']}. Made by `python -m bench.gpu_counts` ({doc['created']}, torch {doc['torch']}, "
-             f"triton {doc['triton']}). No time was measured.", "",
+             f"triton {doc['triton']}). No time was measured."
+             + (f" Only the {args.only} rows were counted then; the others were kept from the run of {kept}."
+                if kept else ""), "",
              "Accumulation: the additions the device MSM's accumulation rounds need (entries after "
              f"each lane's first), and the point formulas their blocks of {_block()} lanes evaluate "
              "(`accumulation_steps`), in all and per round; the last column with the first round's "
