@@ -67,10 +67,10 @@ def accumulation_steps(kernel, args, block: int) -> dict | None:
 
 
 @contextlib.contextmanager
-def kernels_not_run(steps: list | None = None, block: int | None = None):
+def kernels_not_run(steps: list | None = None):
     """Triton launches of the device MSM and of the NTT are counted, not interpreted;
     `steps` collects `accumulation_steps` of each accumulation launch, for blocks of
-    `block` lanes (default: MSMConfig's)."""
+    MSMConfig's lanes."""
     from zktensor.kernels import ntt_triton
     from zktensor.ops.msm import device
     from zktensor.runtime import counters
@@ -84,8 +84,7 @@ def kernels_not_run(steps: list | None = None, block: int | None = None):
 
     real_launch, real_module = device._launch, ntt_triton.module
 
-    from zktensor.ops.msm import MSMConfig
-    lanes = block or MSMConfig().block
+    lanes = _block()
 
     def launch(kernel, grid, args, *a, **kw):
         with counters.kernel():         # (inside: the counting's own torch ops and reads are not the MSM's)

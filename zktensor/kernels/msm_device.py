@@ -239,6 +239,14 @@ def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     return "\n".join(lines) + "\n" + _mixed_helpers(S, ident, fns)
 
 
+def _lifted(S: Shape, ident: list[int], p: str) -> list[str]:
+    """The XYZZ words of an affine point `p` (its x and y words, then ZZ = ZZZ = 1 of Fq, or
+    of Fq2 as (1, 0), in Montgomery form)."""
+    xy = S.names(p, 2 * S.d)
+    return [xy[i] if i < len(xy) else f"tl.full([], {ident[(k % S.d) * S.L + j]}, tl.uint32)"
+            for i, (k, j) in enumerate((k, j) for k in range(S.K) for j in range(S.L))]
+
+
 def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
     """`mstep`: the complete addition P + Q of an XYZZ P and an affine Q (all-zero words: the
     identity), madd-2008-s's products (`mprod_fn`: H, R) and the shared finish, with the same
@@ -265,13 +273,9 @@ def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
             lines.append(f"        u{q}_{j} = tl.where(same, g{fns['dblin']['map'][q]}_{j}, u{q}_{j})")
     # Q lifted to XYZZ (ZZ = ZZZ = 1), or the identity as stored: what an identity P gives
     lines.append("    keep = aid | bid")
-    for k in range(K):
-        for j in range(L):
-            i = k * L + j
-            one = ident[(k % d) * L + j]                 # 1 of Fq (Fq2: (1, 0)), Montgomery form
-            lift = b[i] if k < 2 * d else f"tl.full([], {one}, tl.uint32)"
-            zero_id = f"tl.full([], {ident[i]}, tl.uint32)"
-            lines.append(f"    k{i} = tl.where(aid, tl.where(bid, {zero_id}, {lift}), {a[i]})")
+    for i, lift in enumerate(_lifted(S, ident, "b")):
+        zero_id = f"tl.full([], {ident[i]}, tl.uint32)"
+        lines.append(f"    k{i} = tl.where(aid, tl.where(bid, {zero_id}, {lift}), {a[i]})")
     lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(S.names('u', 6 * d))})")
     outs = []
     for k in range(K):
@@ -409,18 +413,12 @@ def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]
     _entry(SP, mixed, L, "    ")
     # the sum starts at the first entry (the identity as stored where there is none); an
     # affine entry is lifted to XYZZ (ZZ = ZZZ = 1)
+    start = _lifted(S, ident, "p") if mixed else S.names("p")
+    have = "m & (pid == 0)" if mixed else "m"
     if mixed:
         L.append(f"    pid = {_zero(SP.names('p'))}")
-    for k in range(S.K):
-        for jw in range(S.L):
-            i = k * S.L + jw
-            idw = f"tl.full([], {ident[i]}, tl.uint32)"
-            if not mixed:
-                L.append(f"    c{k}_{jw} = tl.where(m, p{k}_{jw}, {idw})")
-            else:
-                one = f"tl.full([], {ident[(k % S.d) * S.L + jw]}, tl.uint32)"
-                lift = f"p{k}_{jw}" if k < 2 * S.d else one
-                L.append(f"    c{k}_{jw} = tl.where(m & (pid == 0), {lift}, {idw})")
+    L += [f"    {c} = tl.where({have}, {w}, tl.full([], {ident[i]}, tl.uint32))"
+          for i, (c, w) in enumerate(zip(S.names("c"), start))]
     # as many more trips as the block's longest segment needs (at most S - 1): short
     # buckets, sparse or small MSMs do not pay S point steps a round
     L += ["    trips = tl.reduce(tl.where(valid, e1 - e0, 0), 0, _max)",
