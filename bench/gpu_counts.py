@@ -203,7 +203,11 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     rows, kept = [], None
     if args.only:
-        prev = json.loads(Path(args.out).with_suffix(".json").read_text())
+        prev_file = Path(args.out).with_suffix(".json")
+        if not prev_file.exists():
+            ap.error(f"--only {args.only} keeps the other rows from {prev_file}, which does not exist: "
+                     "run without --only first")
+        prev = json.loads(prev_file.read_text())
         kept = prev["created"]
         rows = [dict(r, counted=r.get("counted", kept)) for r in prev["rows"]
                 if r["op"] != args.only and not (args.only == "ntt" and "ntt" in r["op"])

@@ -584,6 +584,16 @@ def test_max_registers_caps_every_launch(monkeypatch):
         assert regs <= 128
 
 
+@pytest.mark.parametrize("field,bad,msg", [("block", 48, "power of two"), ("block", 16, "power of two"),
+                                           ("segment", 1, "at least 2"), ("balanced", "False", "True or False"),
+                                           ("point_major", 1, "True or False"), ("sparse", None, "True or False")])
+def test_msm_config_rejects_bad_values(field, bad, msg):
+    """A value the kernels cannot take, or a flag that is not a bool (the string "False" is
+    true), is refused where the config is made, naming the field."""
+    with pytest.raises(ValueError, match=f"MSMConfig.{field} must .*{msg}"):
+        MSMConfig(**{field: bad})
+
+
 def test_cpu_target_reports_counts():
     """The CPU target's stats carry the same counters: its kernel launches and host reads
     (the CPU plan reads values on the host; its counts are what they are, not bounded)."""

@@ -114,6 +114,9 @@ class MSMConfig:
             raise ValueError(f"MSMConfig.max_registers must be in 24..255 or None, got {self.max_registers}")
         if self.segment < 2:
             raise ValueError(f"MSMConfig.segment must be at least 2, got {self.segment}")
+        for flag in ("sparse", "offset", "balanced", "weighted", "mixed", "point_major"):
+            if not isinstance(getattr(self, flag), bool):    # a string such as "False" would read as true
+                raise ValueError(f"MSMConfig.{flag} must be True or False, got {getattr(self, flag)!r}")
 
 
 REDUCTIONS = ("halving", "suffix")
