@@ -63,20 +63,28 @@ def msm_muls(n: int, c: int, bits: int = 254) -> int:
     return MULS_PER_ADD * (n * windows + 2 * buckets)
 
 
+def reduction_steps(levels: list[int]) -> tuple[int, int]:
+    """(additions, doublings) along one lane of the device program's bucket reduction with
+    these fan-ins (log2, `ops.msm.device.reduce_levels`): the first level's run over its m
+    buckets is 2m trips, a later level's 2G - 1 trips and G additions of the blocks' a, the
+    first two trips of each copies (their sums are still the identity); every level but
+    the last scales its r by its fan-in (b doublings)."""
+    adds = doubles = 0
+    for i, b in enumerate(levels):
+        G = 1 << b
+        adds += (2 * G if i == 0 else 3 * G - 1) - 2
+        doubles += b if i < len(levels) - 1 else 0
+    return adds, doubles
+
+
 def critical_path_muls(n: int, c: int, bits: int = 254) -> int:
     """Field multiplications along the device program's longest dependent chain (one lane)."""
     from zktensor.ops.msm.device import MSMConfig, layout, reduce_levels
     windows = math.ceil((bits + 1) / c)
     S = MSMConfig().segment
     adds = layout(n, 1, c, windows, S)["R"] * (S - 1)           # a lane's segment after its first entry, each round
-    levels = reduce_levels(c)
-    adds += 2 << levels[0]                                       # the first level: r += B; a += r
-    doubles, m = 0, 1 << levels[0]
-    for b in levels[1:]:                                         # each merge: 2G - 1 + G additions
-        adds += 3 * (1 << b) - 1
-        doubles += m.bit_length() - 1
-        m <<= b
-    adds += windows                                              # the combination: Horner
+    r_adds, doubles = reduction_steps(reduce_levels(c))
+    adds += r_adds + windows - 1                                 # the combination: Horner, its first trip a copy
     doubles += (windows - 1) * c
     return MULS_PER_ADD * adds + MULS_PER_DOUBLE * doubles
 

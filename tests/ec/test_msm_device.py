@@ -145,7 +145,8 @@ def test_first_entry_starts_the_sum(monkeypatch):
     of one-entry segments runs it not at all (XYZZ bases: tests/bench/test_gpu_counts.py,
     block by block). 64 bases with the identity, a repeated base, P and -P among them;
     4-bit scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds,
-    whose longest segments follow from the largest bucket. The oracle's sum."""
+    whose longest segments follow from the largest bucket. The reduction's chains likewise
+    copy where a sum is still the identity. The oracle's sum."""
     mixed = True
     g, pts, ks = _edge_case("bn254.g1", 64, bits=4)
     G = zt.group("bn254.g1")
@@ -181,6 +182,15 @@ def test_first_entry_starts_the_sum(monkeypatch):
     assert longest[-1] == 1
     steps = [n for name, n in runs if "accumulate" in name]
     assert steps == [m - 1 for m in longest], (runs, longest)
+    # the reduction's levels (fan-ins of 4 for 16 buckets: [2, 2]) and the windows' Horner
+    # (one window: a copy): each chain trip but the first two of a level is a formula, and
+    # every level but the last doubles its r b times; bench.gpu_estimate's model agrees
+    levels = st["reduce_levels"]
+    assert levels == [2, 2]
+    chains = [n for name, n in runs if name == "chain"]
+    assert chains == [2 * 4 - 2 + 2, 3 * 4 - 1 - 2, 0], runs
+    from bench.gpu_estimate import reduction_steps
+    assert sum(chains) == sum(reduction_steps(levels))
 
 
 @pytest.mark.parametrize("name", ["bn254.g1", pytest.param("bn254.g2", marks=INTERPRETED_MINUTES)])
@@ -461,9 +471,10 @@ def test_msm_exact_no_sync(name, log_n, window):
     """The device program at the issue's sizes with 16-bit scalars (0, 1, 2^16 - 1,
     repeats) and the bases of test_public_msm_no_sync: py_ecc's sum, no host read, at
     most 64 launches. Segments of 4 (5 and 6 accumulation rounds) and small windows keep
-    the interpreted depth small: G1's of 7 bits (64 buckets a row, the reduction in two
-    levels: blocks of 8 buckets merged 8 at a time), G2's of 4 (one level; the merge is
-    group-independent host code and the same kernel); full width: test_public_msm_no_sync,
+    the interpreted depth small: G1's of 7 bits (64 buckets a row, the reduction in three
+    levels: blocks of 4 buckets merged 4 at a time twice), G2's of 4 (8 buckets: blocks of
+    4 merged in pairs; the merge is group-independent host code and the same kernel); full
+    width: test_public_msm_no_sync,
     and the digits' closed form in test_signed_digits_full_width."""
     n = 1 << log_n
     g, pts, ks = _edge_case(name, n, bits=16)
@@ -476,7 +487,7 @@ def test_msm_exact_no_sync(name, log_n, window):
             res = device.device_msm(G, K, P, MSMConfig(window=window, segment=4), st, bits=16)
     assert guard.launches <= MAX_LAUNCHES and c.syncs == 0 and c.launches == guard.launches
     assert st["rounds"] == -(-log_n // 2) and st["reduce_levels"] == device.reduce_levels(window)
-    assert window < 7 or len(st["reduce_levels"]) == 2
+    assert window < 7 or len(st["reduce_levels"]) == 3
     assert res.to_affine() == [_py_ecc_msm(g, pts, ks)]
 
 

@@ -50,11 +50,12 @@ column stride, a word stride and a component stride (`PointTensor` data (L, K, n
                         (so a = sum_k (k+1)·x_k; without the last a += r, last_a = 0:
                         a = sum_k k·x_k), then n_groups Horner groups (d0 doublings of a
                         in the first, d in the others, then a += src[add_off + i·M2 +
-                        M2-1-g]); stores r and a. It is each level of the bucket
-                        reduction (blocks of buckets, then blocks of blocks: their sums
-                        r_k and weighted sums a_k merge as r = sum r_k, a = m·sum k·r_k +
-                        sum a_k) and the window combination (Horner, C doublings between
-                        windows)
+                        M2-1-g]), then r_dbl doublings of r; stores r and a. Its first
+                        trips, which add to a sum still the identity, are copies. It is
+                        each level of the bucket reduction (blocks of m buckets: r = m·sum
+                        of the block, a = its weighted sum; then blocks of G blocks merged
+                        as r = G·sum r_k, a = sum k·r_k + sum a_k) and the window
+                        combination (Horner, C doublings between windows)
 
 Every size is a runtime argument and no argument is specialised on its value or alignment,
 so each kernel compiles once per group, strategy and BLOCK (a warm-up at any size serves
@@ -77,7 +78,7 @@ from ..runtime.triton_modules import generated_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
-TEMPLATE_VERSION = "5"
+TEMPLATE_VERSION = "6"
 KERNELS = ("accumulate", "accumulate_affine", "chain")
 
 
@@ -434,6 +435,29 @@ def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]
     return L
 
 
+def _chain_operands(S: Shape, q: str, valid: str | None, L: list, ind: str):
+    """`chain`'s trip q: its phase (run_p: r += src, run_r: a += r, Horner: a doubles or
+    a += src, tail: r doubles), the point it loads (p) and its operands x + y. `valid`: a
+    condition the trip holds only under (its loads masked otherwise)."""
+    L += [f"{ind}run = {q} < run_steps",
+          f"{ind}run_p = run & ({q} % 2 == 0)",
+          f"{ind}run_r = run & ({q} % 2 == 1)",
+          f"{ind}tail = {q} >= body",
+          f"{ind}on_r = run_p | tail",
+          f"{ind}h = tl.maximum({q} - run_steps, 0)",            # Horner trip: group g, trip w in it
+          f"{ind}first = h <= d0",
+          f"{ind}g = tl.where(first, 0, 1 + (h - d0 - 1) // (d + 1))",
+          f"{ind}w = tl.where(first, h, (h - d0 - 1) % (d + 1))",
+          f"{ind}dbl = (run == 0) & (tail == 0) & (w < tl.where(first, d0, d))",
+          f"{ind}col = tl.where(run, run_off + lane * M + (M - 1 - {q} // 2), add_off + lane * M2 + (M2 - 1 - g))"]
+    loads = "run_p | ((run == 0) & (tail == 0) & (dbl == 0))"
+    _load(S, "p", "src", "col", f"tl.where({loads}{f' & ({valid})' if valid else ''}, live, False)", L, ind)
+    L += _select(S, "x", "on_r", "r", "a", ind)
+    L += _select(S, "y", "dbl", "a", "p", ind)
+    L += _select(S, "y", "run_r", "r", "y", ind)
+    L += _select(S, "y", "tail", "r", "y", ind)
+
+
 def kernels_source(S: Shape, ident: list[int]) -> str:
     L = []
     # -- accumulate: XYZZ entries (bases or a round's segment sums), affine bases ----------
@@ -441,32 +465,30 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
     L += _accumulate(S, ident, "accumulate_affine", mixed=True)
     # -- chain -----------------------------------------------------------------------------
     L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "last_a", "M2",
-                                                             "add_off", "n_groups", "d0", "d", "r_off", "a_off"))
+                                                             "add_off", "n_groups", "d0", "d", "r_dbl", "r_off",
+                                                             "a_off"))
     L += ["    lane = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = lane < n_lanes",
           "    run_steps = 2 * n_run - 1 + last_a",
-          "    steps = run_steps + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
+          "    body = run_steps + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
     _ident_init(S, "r", ident, L)
     _ident_init(S, "a", ident, L)
-    # one step a trip, one pstep in the code: which operands, whether it loads and whether it
-    # doubles follow from the trip count alone (the same for every lane)
-    L += ["    for q in range(steps):",
-          "        run = q < run_steps",
-          "        run_p = run & (q % 2 == 0)",             # r += src[...]
-          "        run_r = run & (q % 2 == 1)",             # a += r
-          "        h = tl.maximum(q - run_steps, 0)",       # Horner trip: group g, trip w in it
-          "        first = h <= d0",
-          "        g = tl.where(first, 0, 1 + (h - d0 - 1) // (d + 1))",
-          "        w = tl.where(first, h, (h - d0 - 1) % (d + 1))",
-          "        dbl = (run == 0) & (w < tl.where(first, d0, d))",
-          "        col = tl.where(run, run_off + lane * M + (M - 1 - q // 2), add_off + lane * M2 + (M2 - 1 - g))"]
-    _load(S, "p", "src", "col", "tl.where(run_p | ((run == 0) & (dbl == 0)), live, False)", L, "        ")
-    L += _select(S, "x", "run_p", "r", "a", "        ")
-    L += _select(S, "y", "dbl", "a", "p", "        ")
-    L += _select(S, "y", "run_r", "r", "y", "        ")
-    L.append(f"        {', '.join(S.names('s'))} = pstep({', '.join(S.names('x') + S.names('y'))}, dbl == 0)")
-    L += _select(S, "r", "run_p", "s", "r", "        ")
-    L += _select(S, "a", "run_p", "a", "s", "        ")
+    # The first trip adds to a sum still the identity (r, or a where nothing runs), and so
+    # does the second where the run has steps (a += r, or the first Horner trip): both are
+    # copies of their operand y, peeled off the loop (a branch inside it costs the loop's
+    # registers), since a chain is one lane deep and each formula is on the critical path.
+    for q, on in (("0", "body > 0"), ("1", "(run_steps > 0) & (body > 1)")):
+        L.append(f"    copy = {on}")
+        _chain_operands(S, q, "copy", L, "    ")
+        L += _select(S, "r", "copy & on_r", "y", "r", "    ")
+        L += _select(S, "a", "copy & (on_r == 0)", "y", "a", "    ")
+    # then one step a trip, one pstep in the code: which operands, whether it loads and
+    # whether it doubles follow from the trip count alone (the same for every lane)
+    L += ["    for q in range(1 + ((run_steps > 0) & (body > 1)).to(tl.int32), body + r_dbl):"]
+    _chain_operands(S, "q", None, L, "        ")
+    L.append(f"        {', '.join(S.names('s'))} = pstep({', '.join(S.names('x') + S.names('y'))}, (dbl | tail) == 0)")
+    L += _select(S, "r", "on_r", "s", "r", "        ")
+    L += _select(S, "a", "on_r", "a", "s", "        ")
     L.append("    " + _call("pnorm", S, "r", "r"))
     L.append("    " + _call("pnorm", S, "a", "a"))
     _store(S, "r", "dst", "r_off + lane", "tl.where(r_off >= 0, live, False)", L)

@@ -21,10 +21,13 @@ on those alone, and none of them waits for the device.
    segments of each bucket the same way, until every bucket is one sum (R rounds, S^R >=
    the most entries a bucket can hold). The segment counts of all rounds follow from the
    first round's bucket sizes by ceil(c/S^r), computed before any kernel runs.
-4. Reduction (`chain`, once a level, `reduce_levels`): blocks of 2^b buckets a lane (a
-   running sum r and the weighted sum a = sum_j (j+1)·B_j), then blocks of blocks merged
-   (r = sum r_k, a = m·sum_k k·r_k + sum_k a_k), until each row is one lane: the critical
-   path is a few short chains, not a walk over the row's 2^(C-1) buckets.
+4. Reduction (`chain`, once a level, `reduce_levels`): blocks of m = 2^b buckets a lane
+   (the weighted sum a = sum_j (j+1)·B_j and the block's sum r, scaled to m·r by b
+   doublings), then blocks of G blocks merged (a = sum_k k·r_k + sum_k a_k, r = G·sum_k
+   r_k), until each row is one lane: the critical path is a few short chains, not a walk
+   over the row's 2^(C-1) buckets. Scaling r where it is made keeps each merge free of the
+   weights' doublings, which would otherwise grow with the level (log2 of the buckets
+   below it).
 5. Windows (`chain` again): Horner, C doublings between windows. With a weighted table
    (`weighted_points`: the bases times 2^(C·t), one copy a window) the windows share one
    row of buckets instead, and this step has nothing to combine.
@@ -275,14 +278,17 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     m = 1 << levels[0]
     lanes = rows * N // m
     ra = _empty_points(L, K, 2 * lanes, dev, pm)
-    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), outs=(0, lanes)), interpret, block, cap)
-    for bits_g in levels[1:]:
+    scale = levels[0] if len(levels) > 1 else 0          # the last level's r is not read
+    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), r_dbl=scale, outs=(0, lanes)),
+        interpret, block, cap)
+    for i, bits_g in enumerate(levels[1:], 2):
         G = 1 << bits_g
         nxt = _empty_points(L, K, 2 * (lanes // G), dev, pm)
-        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0),
-                                               horner=(G, lanes, G, m.bit_length() - 1, 0), outs=(0, lanes // G)),
+        scale = bits_g if i < len(levels) else 0
+        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0), horner=(G, lanes, G, 0, 0),
+                                               r_dbl=scale, outs=(0, lanes // G)),
             interpret, block, cap)
-        ra, lanes, m = nxt, lanes // G, m * G
+        ra, lanes = nxt, lanes // G
     # 5: windows: Horner over each batch row's W window sums (T at column rows + b·W + t of ra)
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
     _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block, cap)
@@ -312,23 +318,26 @@ def point_sums(GS, points: PointTensor, M: int, strategy: str | None = None) -> 
     return PointTensor(GS, out[:, :, :rows])
 
 
-def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0, 0), outs=(-1, 0)) -> list:
+def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0, 0), r_dbl: int = 0,
+                outs=(-1, 0)) -> list:
     """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps, last_a)
     of the running sums (last_a 0: weights 0..M-1, else 1..M), horner = (M2, offset, groups,
-    doublings in the first group, doublings in the others), outs = (column of r or -1,
-    column of a) in dst (lane i at offset + i)."""
-    return msm_device.strides(src) + msm_device.strides(dst) + [lanes, *run, *horner, *outs]
+    doublings in the first group, doublings in the others), r_dbl = doublings of r at the
+    end, outs = (column of r or -1, column of a) in dst (lane i at offset + i)."""
+    return msm_device.strides(src) + msm_device.strides(dst) + [lanes, *run, *horner, r_dbl, *outs]
 
 
-LEVEL_BITS = 4          # at most 2^4 blocks merged a level: a lane's chain stays short
+LEVEL_BITS = 2          # at most 2^2 blocks merged a level: the shortest chains for the launches
 
 
 def reduce_levels(C: int) -> list[int]:
-    """log2 of the bucket reduction's fan-in per level, for N = 2^(C-1) buckets a row: the
-    first level's lanes walk 2^b buckets (2 additions each), every later one merges 2^b
-    blocks (3 additions each and the doublings of the weight), at most LEVEL_BITS bits a
-    level. The levels' chains run one after the other, each one lane deep per row, so the
-    reduction's critical path is their sum, not N (a running sum over a row is N deep)."""
+    """log2 of the bucket reduction's fan-in per level, for N = 2^(C-1) buckets a row. The
+    levels' chains run one after the other, each one lane deep per row, so the reduction's
+    critical path is their sum, not N (a running sum over a row is N deep): a first level
+    of 2^b buckets is 2·2^b - 2 additions and b doublings, a later one of fan-in G = 2^b is
+    3G - 3 additions and b doublings (none in the last level): the path shortens as the
+    fan-in falls, and each level is a launch. Fan-ins of 4 keep a 2^20 MSM within its
+    launch budget (`bench.gpu_estimate.reduction_steps` counts the steps)."""
     bits = C - 1
     k = max(1, -(-bits // LEVEL_BITS))
     return [bits // k + (1 if i < bits % k else 0) for i in range(k)]
