@@ -48,9 +48,9 @@ column stride, a word stride and a component stride (`PointTensor` data (L, K, n
     chain[lanes]        lane i keeps a running sum r and an accumulator a: n_run steps
                         r += x_k; a += r for k = M-1 .. 0, x_k = src[run_off + i·M + k]
                         (so a = sum_k (k+1)·x_k; without the last a += r, last_a = 0:
-                        a = sum_k k·x_k), then n_groups Horner groups (d0 doublings of a
-                        in the first, d in the others, then a += src[add_off + i·M2 +
-                        M2-1-g]), then r_dbl doublings of r; stores r and a. Its first
+                        a = sum_k k·x_k), then n_groups Horner groups (a += src[add_off +
+                        i·M2 + M2-1-g], after d doublings of a in every group but the
+                        first), then r_dbl doublings of r; stores r and a. Its first
                         trips, which add to a sum still the identity, are copies. It is
                         each level of the bucket reduction (blocks of m buckets: r = m·sum
                         of the block, a = its weighted sum; then blocks of G blocks merged
@@ -444,11 +444,10 @@ def _chain_operands(S: Shape, q: str, valid: str | None, L: list, ind: str):
           f"{ind}run_r = run & ({q} % 2 == 1)",
           f"{ind}tail = {q} >= body",
           f"{ind}on_r = run_p | tail",
-          f"{ind}h = tl.maximum({q} - run_steps, 0)",            # Horner trip: group g, trip w in it
-          f"{ind}first = h <= d0",
-          f"{ind}g = tl.where(first, 0, 1 + (h - d0 - 1) // (d + 1))",
-          f"{ind}w = tl.where(first, h, (h - d0 - 1) % (d + 1))",
-          f"{ind}dbl = (run == 0) & (tail == 0) & (w < tl.where(first, d0, d))",
+          f"{ind}h = tl.maximum({q} - run_steps, 0) + d",        # Horner: trip w of group g (the first
+          f"{ind}g = h // (d + 1)",                              # group has no doublings)
+          f"{ind}w = h % (d + 1)",
+          f"{ind}dbl = (run == 0) & (tail == 0) & (w < d)",
           f"{ind}col = tl.where(run, run_off + lane * M + (M - 1 - {q} // 2), add_off + lane * M2 + (M2 - 1 - g))"]
     loads = "run_p | ((run == 0) & (tail == 0) & (dbl == 0))"
     _load(S, "p", "src", "col", f"tl.where({loads}{f' & ({valid})' if valid else ''}, live, False)", L, ind)
@@ -465,12 +464,11 @@ def kernels_source(S: Shape, ident: list[int]) -> str:
     L += _accumulate(S, ident, "accumulate_affine", mixed=True)
     # -- chain -----------------------------------------------------------------------------
     L += _kernel_head("chain", _arr("src") + _arr("dst") + _ints("n_lanes", "M", "run_off", "n_run", "last_a", "M2",
-                                                             "add_off", "n_groups", "d0", "d", "r_dbl", "r_off",
-                                                             "a_off"))
+                                                             "add_off", "n_groups", "d", "r_dbl", "r_off", "a_off"))
     L += ["    lane = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
           "    live = lane < n_lanes",
           "    run_steps = 2 * n_run - 1 + last_a",
-          "    body = run_steps + tl.where(n_groups > 0, n_groups + d0 + (n_groups - 1) * d, 0)"]
+          "    body = run_steps + tl.where(n_groups > 0, n_groups + (n_groups - 1) * d, 0)"]
     _ident_init(S, "r", ident, L)
     _ident_init(S, "a", ident, L)
     # The first trip adds to a sum still the identity (r, or a where nothing runs), and so

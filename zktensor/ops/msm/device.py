@@ -285,13 +285,13 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
         G = 1 << bits_g
         nxt = _empty_points(L, K, 2 * (lanes // G), dev, pm)
         scale = bits_g if i < len(levels) else 0
-        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0), horner=(G, lanes, G, 0, 0),
+        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0), horner=(G, lanes, G, 0),
                                                r_dbl=scale, outs=(0, lanes // G)),
             interpret, block, cap)
         ra, lanes = nxt, lanes // G
     # 5: windows: Horner over each batch row's W window sums (T at column rows + b·W + t of ra)
     res = torch.empty((L, K, B), dtype=torch.int32, device=dev)
-    _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, 0, C)), interpret, block, cap)
+    _go(mod.chain, B, _chain_args(ra, res, B, horner=(W, rows, W, C)), interpret, block, cap)
     if stats is not None:
         stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_levels=levels, path="device", weighted=weighted is not None,
@@ -318,11 +318,11 @@ def point_sums(GS, points: PointTensor, M: int, strategy: str | None = None) -> 
     return PointTensor(GS, out[:, :, :rows])
 
 
-def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0, 0), r_dbl: int = 0,
+def _chain_args(src, dst, lanes: int, run=(1, 0, 0, 1), horner=(1, 0, 0, 0), r_dbl: int = 0,
                 outs=(-1, 0)) -> list:
     """Arguments of `msm_device.chain` over `lanes` lanes: run = (M, offset, steps, last_a)
     of the running sums (last_a 0: weights 0..M-1, else 1..M), horner = (M2, offset, groups,
-    doublings in the first group, doublings in the others), r_dbl = doublings of r at the
+    doublings before each group's addition but the first's), r_dbl = doublings of r at the
     end, outs = (column of r or -1, column of a) in dst (lane i at offset + i)."""
     return msm_device.strides(src) + msm_device.strides(dst) + [lanes, *run, *horner, r_dbl, *outs]
 
