@@ -147,11 +147,9 @@ def test_first_entry_starts_the_sum(monkeypatch):
     4-bit scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds,
     whose longest segments follow from the largest bucket. The reduction's chains likewise
     copy where a sum is still the identity. The oracle's sum."""
-    mixed = True
     g, pts, ks = _edge_case("bn254.g1", 64, bits=4)
     G = zt.group("bn254.g1")
-    P = G.tensor(pts)
-    bases = device.AffinePoints.of(P) if mixed else P
+    bases = device.AffinePoints.of(G.tensor(pts))
     S, C = 4, 5
     mod = msm_device.module(G, MSMConfig().strategy, "cpu", True)
     calls, runs = [0], []

@@ -271,22 +271,18 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
         _go(mod.accumulate_affine if r == 0 and mixed else mod.accumulate, lanes, args, interpret, block, cap)
         src = out
     # 4: the bucket reduction, level by level (bucket (row, v) is column row·N + v - 1 of the
-    # last round's output): blocks of m buckets a lane, their sums r and weighted sums a
-    # (weights 1..m) side by side in `ra`; then blocks of G blocks, r = sum r_k and
-    # a = m·sum k·r_k + sum a_k, until one lane a row holds T_row = sum_v v·B_v
+    # last round's output): blocks of G buckets a lane, their weighted sums a (weights 1..G)
+    # and sums r (times G) side by side in the level's output; then blocks of G blocks,
+    # a = sum k·r_k + sum a_k and r = G·sum r_k, until one lane a row holds
+    # T_row = sum_v v·B_v (the last level's r, not read, is left unscaled)
     levels = reduce_levels(C)
-    m = 1 << levels[0]
-    lanes = rows * N // m
-    ra = _empty_points(L, K, 2 * lanes, dev, pm)
-    scale = levels[0] if len(levels) > 1 else 0          # the last level's r is not read
-    _go(mod.chain, lanes, _chain_args(src, ra, lanes, run=(m, 0, m, 1), r_dbl=scale, outs=(0, lanes)),
-        interpret, block, cap)
-    for i, bits_g in enumerate(levels[1:], 2):
-        G = 1 << bits_g
+    ra, lanes = src, rows * N
+    for i, b in enumerate(levels):
+        G = 1 << b
+        run, horner = ((G, 0, G, 1), (1, 0, 0, 0)) if i == 0 else ((G, 0, G, 0), (G, lanes, G, 0))
         nxt = _empty_points(L, K, 2 * (lanes // G), dev, pm)
-        scale = bits_g if i < len(levels) else 0
-        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=(G, 0, G, 0), horner=(G, lanes, G, 0),
-                                               r_dbl=scale, outs=(0, lanes // G)),
+        _go(mod.chain, lanes // G, _chain_args(ra, nxt, lanes // G, run=run, horner=horner,
+                                               r_dbl=b if i < len(levels) - 1 else 0, outs=(0, lanes // G)),
             interpret, block, cap)
         ra, lanes = nxt, lanes // G
     # 5: windows: Horner over each batch row's W window sums (T at column rows + b·W + t of ra)
