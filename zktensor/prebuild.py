@@ -1,6 +1,6 @@
 """Pre-build the generated Triton source of the GPU path into a folder that travels.
 
-    python -m zktensor.prebuild                              # int32 + fp64, BN254 + BLS12-381
+    python -m zktensor.prebuild                              # int32 + fp64, BN254, BLS12-381, MNT4-753
     python -m zktensor.prebuild --strategies int32 --curves bn254 --out DIR
     python -m zktensor.prebuild --proofs tests/fixtures/build/multiplier   # + a whole proof's kernels
     python -m zktensor.prebuild --setup                      # + `zktensor setup`'s (bench/groth16.py on a GPU)
@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-CURVES = ("bn254", "bls12_381")
+CURVES = ("bn254", "bls12_381", "mnt4753")        # every curve with a group (tests/gpu runs them all)
 STRATEGIES = ("int32", "fp64")
 
 
@@ -207,9 +207,10 @@ def msm_ops(curve: str, progress) -> None:
     import torch
 
     import zktensor as zt
+    from .algebra.curves import GROUP_NAMES
     from .kernels.point_formulas import max_chain
-    for g in ("g1", "g2"):
-        G = zt.group(f"{curve}.{g}")
+    for name in (g for g in GROUP_NAMES if g.startswith(f"{curve}.")):       # MNT4-753: G1 only
+        G = zt.group(name)
         progress(f"{G.name} points and msm")
         gen = torch.Generator().manual_seed(1)
         P = G.random(4, generator=gen)
@@ -255,8 +256,12 @@ def key_setup(progress) -> None:
 
 
 def warmup_steps(curve: str, progress) -> None:
-    """The steps of `zktensor warmup --device cuda` (groth16/warmup.py), as run on a GPU."""
+    """The steps of `zktensor warmup --device cuda` (groth16/warmup.py), as run on a GPU; only
+    for the curves of Groth16 keys, the warmup's."""
     from .groth16 import warmup
+    from .groth16.formats.curves import CURVES as KEY_CURVES
+    if curve not in KEY_CURVES:
+        return
     for step in warmup.steps("cuda"):
         progress(f"{curve} warmup {step}")
         warmup.run_step(step, curve, "cpu")
@@ -321,6 +326,9 @@ def main(argv=None) -> int:
     ap.add_argument("--setup", action="store_true", help="also the kernels of `zktensor setup` (BN254)")
     ap.add_argument("--warmup", action="store_true", help="also the kernels of `zktensor warmup --device cuda`")
     args = ap.parse_args(argv)
+    for c in args.curves.split(","):
+        if c not in CURVES:
+            ap.error(f"--curves: {c!r} is not a curve ({', '.join(CURVES)})")
     for s in args.strategies.split(","):
         if s not in STRATEGIES:
             ap.error(f"--strategies: {s!r} is not a Triton strategy ({', '.join(STRATEGIES)})")

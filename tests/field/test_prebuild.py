@@ -47,14 +47,30 @@ def test_prebuilt_source_runs_without_a_compiler(tmp_path, monkeypatch):
     assert got == [3, 8, 1]
 
 
+@pytest.mark.parametrize("argv, message", [(["--curves", "bn256"], "--curves: 'bn256' is not a curve"),
+                                           (["--strategies", "fp32"], "--strategies: 'fp32' is not a Triton strategy")])
+def test_bad_arguments_are_named(argv, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        prebuild.main(argv + ["--out", str(tmp_path / "out")])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_default_curves_cover_every_group():
+    """The default pack serves tests/gpu, which runs every group and its curve's fields."""
+    from zktensor.algebra.curves import GROUP_NAMES
+    assert set(prebuild.CURVES) == {g.split(".")[0] for g in GROUP_NAMES}
+
+
 @pytest.mark.skipif(os.environ.get("ZKTENSOR_CHECK_PACK") != "1",
                     reason="builds the whole pack (minutes with cold caches): scripts/gpu.sh --pack runs it "
                            "(ZKTENSOR_CHECK_PACK=1)")
 def test_pack_covers_the_gpu_tests(tmp_path):
     """What scripts/gpu.sh --pack pre-builds (the default workloads and a proof of one
     fixture per curve) holds every Triton entry that tests/gpu's checks launch: they run
-    here on CPU tensors with their values from the host (`prebuild.on_host`), one curve
-    and strategy, recording the entries they look up."""
+    here on CPU tensors with their values from the host (`prebuild.on_host`), for BN254
+    (a proof's curve) and MNT4-753 (one group, no proofs), one strategy, recording the
+    entries they look up."""
     import sys
     from pathlib import Path
 
@@ -64,13 +80,14 @@ def test_pack_covers_the_gpu_tests(tmp_path):
     fx = next(f for f in FIXTURES if f.name == "multiplier")
     if not (BUILD / fx.name / "circuit_final.zkey").exists():
         pytest.skip("fixtures not built (scripts/fixtures.sh)")
-    manifest = prebuild.prebuild(tmp_path / "prebuilt", curves=("bn254",), strategies=("int32",),
+    manifest = prebuild.prebuild(tmp_path / "prebuilt", curves=("bn254", "mnt4753"), strategies=("int32",),
                                  proofs=[BUILD / fx.name], progress=lambda m: None)
     with prebuild.recording() as used, prebuild.on_host(), zt.config(target="triton", strategy="int32"):
-        for name in ("bn254.fr", "bn254.fq"):
+        for name in ("bn254.fr", "bn254.fq", "mnt4753.fr", "mnt4753.fq"):
             gpu.check_field_ops(name, "int32", "cpu")
-        gpu.check_ntt("bn254.fr", "int32", 4, "cpu")
-        for name in ("bn254.g1", "bn254.g2"):
+        for name in ("bn254.fr", "mnt4753.fr"):
+            gpu.check_ntt(name, "int32", 4, "cpu")
+        for name in ("bn254.g1", "bn254.g2", "mnt4753.g1"):
             gpu.check_msm(name, "int32", "cpu")
         gpu.check_groth16_proof(fx, "cpu")
         gpu.check_groth16_proof(fx, "cpu", table_budget=1)
