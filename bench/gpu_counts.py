@@ -67,11 +67,13 @@ def accumulation_steps(kernel, args, block: int) -> dict | None:
 
 
 @contextlib.contextmanager
-def kernels_not_run(steps: list | None = None):
-    """Triton launches of the device MSM and of the NTT are counted, not interpreted;
+def kernels_not_run(steps: list | None = None, field_programs: bool = False):
+    """Triton launches of the device MSM and of the NTT are counted, not interpreted (but the
+    GLV split's, interpreted: its digits are the accumulation's);
     `steps` collects `accumulation_steps` of each accumulation launch, for blocks of
-    MSMConfig's lanes."""
-    from zktensor.kernels import ntt_triton
+    MSMConfig's lanes; `field_programs`: the elementwise field programs' launches too (an
+    MSM's: GLV's product of the bases' x-coordinates, whose value nothing here reads)."""
+    from zktensor.kernels import elementwise, ntt_triton
     from zktensor.ops.msm import device
     from zktensor.runtime import counters
 
@@ -87,21 +89,31 @@ def kernels_not_run(steps: list | None = None):
     lanes = _block()
 
     def launch(kernel, grid, args, *a, **kw):
+        if getattr(kernel, "__name__", "") == "glv_split":     # it makes the digits the counts read
+            return real_launch(kernel, grid, args, *a, **kw)
         with counters.kernel():         # (inside: the counting's own torch ops and reads are not the MSM's)
             st = accumulation_steps(kernel, args, lanes) if steps is not None else None
         if st is not None:
             steps.append(st)
+    real_field = elementwise.CompiledProgram._launch_triton
     device._launch = launch
     ntt_triton.module = lambda *a, **kw: _Module()
+    if field_programs:              # (CompiledProgram.launch counts around this call itself)
+        elementwise.CompiledProgram._launch_triton = lambda self, *a, **kw: None
     try:
         yield
     finally:
         device._launch, ntt_triton.module = real_launch, real_module
+        elementwise.CompiledProgram._launch_triton = real_field
 
 
 def _block() -> int:
     from zktensor.ops.msm import MSMConfig
     return MSMConfig().block
+
+
+def _yes(flag) -> str:
+    return {True: "yes", False: "no"}.get(flag, "")
 
 
 def count(fn) -> dict:
@@ -127,11 +139,11 @@ def msm_counts(group: str, log_n: int) -> dict:
     words[:, -1] &= (1 << top) - 1
     ks = [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in words]
     st, steps, in_order = {}, [], []
-    with zt.config(target="triton"), kernels_not_run(steps):
+    with zt.config(target="triton"), kernels_not_run(steps, field_programs=True):
         zt.msm(ks, P, stats=st)
-    with zt.config(target="triton"), kernels_not_run(in_order):
+    with zt.config(target="triton"), kernels_not_run(in_order, field_programs=True):
         zt.msm(ks, P, MSMConfig(balanced=False))
-    return {**{k: st[k] for k in ("launches", "kernels", "syncs", "window", "rounds")},
+    return {**{k: st[k] for k in ("launches", "kernels", "syncs", "window", "windows", "rounds", "glv")},
             "entries": sum(x["entries"] for x in steps), "additions": sum(x["additions"] for x in steps),
             "point_steps": sum(x["steps"] for x in steps),
             "point_steps_per_round": [x["steps"] for x in steps],
@@ -254,12 +266,14 @@ def main(argv=None) -> int:
              f"each lane's first), and the point formulas their blocks of {_block()} lanes evaluate "
              "(`accumulation_steps`), in all and per round; the last column with the first round's "
              "lanes in bucket order (`MSMConfig(balanced=False)`).", "",
-             "| op | of | size | launches | of which Triton kernels | host syncs | window | rounds "
+             "GLV: the scalars split into two of half the bits against 2n bases (`MSMConfig.glv`, G1 of BN254 "
+             "and BLS12-381), so half the windows.", "",
+             "| op | of | size | launches | of which Triton kernels | host syncs | window | windows | GLV | rounds "
              "| additions | point formulas (per round) | additions / formulas | formulas, lanes in bucket order |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("error"):
-            lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | not run: {r['error'][:90]} | | | | | | | | |")
+            lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | not run: {r['error'][:90]} | | | | | | | | | | |")
             continue
         acc = ["", "", "", ""]
         if r.get("point_steps"):
@@ -267,7 +281,8 @@ def main(argv=None) -> int:
             acc = [f"{r['additions']:,}", f"{r['point_steps']:,} ({per_round})",
                    f"{r['additions'] / r['point_steps']:.2f}", f"{r['point_steps_in_order']:,}"]
         lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | {r['launches']} | {r['kernels']} | {r['syncs']} "
-                     f"| {r.get('window') or ''} | {r.get('rounds') or ''} | " + " | ".join(acc) + " |")
+                     f"| {r.get('window') or ''} | {r.get('windows') or ''} | {_yes(r.get('glv'))} "
+                     f"| {r.get('rounds') or ''} | " + " | ".join(acc) + " |")
     if nodes:
         lines += ["", f"## The device graph of a proof ({doc['proof']}, with its witness check; fp64)", "",
                   "The second proof of a Prover. MSM and NTT kernels counted, not run; the elementwise and "

@@ -20,7 +20,9 @@ XYZZ addition of 12 multiplications and 2 squarings (bases stored as XYZZ on the
 A second bound, the critical path: the device program's longest chain of dependent point
 steps (a lane's segment in each accumulation round, each reduction level's chain, the
 window combination's additions and ~bits doublings of 9 multiplications), issued by one
-warp at most one instruction a clock.
+warp at most one instruction a clock. Both for the program as `zt.msm` runs it on BN254 G1
+bases: with the GLV split (`MSMConfig.glv`), 2n points and scalars of 126 bits, plus n
+products for phi's x-coordinates.
 """
 from __future__ import annotations
 
@@ -98,7 +100,9 @@ def main(argv=None) -> int:
     if not reports:
         ap.error(f"{args.sass_json}: no bn254.fq report")
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from zktensor.algebra.glv import endomorphism
     from zktensor.ops.msm.device import device_window
+    endo = endomorphism("bn254.g1")             # the device program's split (MSMConfig.glv, on)
     rows = []
     for r in reports:
         spm = seconds_per_mul(r["per_mul_sass"])
@@ -106,9 +110,10 @@ def main(argv=None) -> int:
         cycles = pipe_cycles(r["per_mul_sass"])
         limit = max(cycles, key=cycles.get)
         for log_n in (16, 18, 20, 22):
-            c = device_window(1 << log_n, 254)
-            muls = msm_muls(1 << log_n, c)
-            path = critical_path_muls(1 << log_n, c)
+            points, bits = (2 << log_n, endo.bits) if endo else (1 << log_n, 254)
+            c = device_window(points, bits)
+            muls = msm_muls(points, c, bits) + (points - (1 << log_n))      # + beta·x of each phi(P)
+            path = critical_path_muls(points, c, bits)
             rows.append({"strategy": r["strategy"], "arch": r["arch"], "log_n": log_n, "window": c,
                          "instructions_per_mul": per_mul, "limit": limit,
                          "sm_cycles_per_mul": {k: round(v, 3) for k, v in cycles.items()}, "field_muls": muls,

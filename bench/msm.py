@@ -98,7 +98,7 @@ def one(args) -> dict:
     sync = torch.cuda.synchronize if args.device == "cuda" else None
     cfg = zt.MSMConfig(window=args.window, weighted=args.weighted, mixed=args.mixed, point_major=args.point_major,
                        segment=args.segment or zt.MSMConfig.segment, max_registers=args.max_registers,
-                       balanced=not args.unbalanced)
+                       balanced=not args.unbalanced, glv=not args.no_glv)
     from zktensor.runtime.target import choose
     out = {"group": args.group, "n": n, "kind": args.kind, "threads": args.threads, "setup_s": setup_s,
            "device": args.device, "arith": choose(args.device)[0]}
@@ -129,6 +129,7 @@ def one(args) -> dict:
     out.update(median_s=timing.median_s, min_s=timing.min_s, clean=timing.clean, tried=timing.tried,
                times_s=timing.all_s, window=stats.get("window"), chunks=stats.get("chunks"),
                rounds=stats.get("rounds"), entries=stats.get("entries"), segment=stats.get("segment"),
+               glv=stats.get("glv"),
                phase_s={k2: round(v, 4) for k2, v in stats.get("time", {}).items()},
                peak_rss_bytes=(_vm_kib("VmHWM") - base_rss) * 1024)
     return out
@@ -136,7 +137,7 @@ def one(args) -> dict:
 
 def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, device="cpu",
             weighted=False, mixed=False, point_major=False, segment=None, max_registers=None,
-            unbalanced=False) -> dict:
+            unbalanced=False, no_glv=False) -> dict:
     cmd = [sys.executable, "-m", "bench.msm", "--one", "--group", group, "--log-size", str(log_size),
            "--kind", kind, "--threads", str(threads), "--runs", str(runs), "--device", device]
     if window:
@@ -155,6 +156,8 @@ def run_sub(group, log_size, kind, threads, runs, window, prepared, checkpoint, 
         cmd += ["--max-registers", str(max_registers)]
     if unbalanced:
         cmd += ["--unbalanced"]
+    if no_glv:
+        cmd += ["--no-glv"]
     res = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
     if res.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{res.stderr[-3000:]}")
@@ -205,6 +208,9 @@ def main(argv=None) -> int:
     ap.add_argument("--unbalanced", action="store_true",
                     help="--device cuda: the first accumulation round's lanes in bucket order "
                          "(MSMConfig(balanced=False)), for an A/B against the default")
+    ap.add_argument("--no-glv", action="store_true",
+                    help="--device cuda: no GLV split of G1's scalars (MSMConfig(glv=False)), for an A/B "
+                         "against the default")
     ap.add_argument("--layouts", default="word",
                     help="--device cuda: the device program's point layouts to time, comma-separated: "
                          "word (PointTensor's), point (MSMConfig.point_major)")
@@ -221,9 +227,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     layouts = args.layouts.split(",")
     if (args.weighted or args.mixed or args.point_major or args.segment or args.max_registers or args.unbalanced
-            or layouts != ["word"]) and args.device != "cuda":
-        ap.error("--weighted, --mixed, --layouts, --segment, --max-registers, --unbalanced: the device program "
-                 "(--device cuda)")
+            or args.no_glv or layouts != ["word"]) and args.device != "cuda":
+        ap.error("--weighted, --mixed, --layouts, --segment, --max-registers, --unbalanced, --no-glv: the device "
+                 "program (--device cuda)")
     if not set(layouts) <= {"word", "point"}:
         ap.error(f"--layouts: word and/or point, got {args.layouts!r}")
     if args.one:
@@ -256,11 +262,12 @@ def main(argv=None) -> int:
                 variants = [v + (lay == "point",) for v in variants for lay in layouts]
                 for prepared, weighted, mixed, pm in variants:
                     label = ("weighted" if weighted else "prepared" if prepared else "") + \
-                        ("_mixed" if mixed else "") + ("_pm" if pm else "") + ("_unbalanced" if args.unbalanced else "")
+                        ("_mixed" if mixed else "") + ("_pm" if pm else "") + ("_unbalanced" if args.unbalanced else "") + \
+                        ("_no_glv" if args.no_glv else "")
                     try:
                         r = run_sub(group, ls, kind, args.threads, args.runs, args.window, prepared,
                                     args.checkpoint, args.device, weighted, mixed, pm, args.segment,
-                                    args.max_registers, args.unbalanced)
+                                    args.max_registers, args.unbalanced, args.no_glv)
                     except RuntimeError as e:
                         if not args.keep_going:
                             raise
@@ -275,7 +282,8 @@ def main(argv=None) -> int:
                              "peak_rss_bytes": r["peak_rss_bytes"], "clean": f"{r['clean']}/{r['tried']}",
                              "phase_s": r["phase_s"], "ratio_to_peer": ratios, "peers": peer_note,
                              "counts": r.get("counts"), "arith": r["arith"], "segment": r.get("segment"),
-                             "max_registers": args.max_registers, "balanced": not args.unbalanced}
+                             "max_registers": args.max_registers, "balanced": not args.unbalanced,
+                             "glv": r.get("glv")}
                     if prepared or weighted:
                         extra.update(prepare_s=r["prepare_s"], prepared_bytes=r["prepared_bytes"],
                                      checkpoint=args.checkpoint or 1)

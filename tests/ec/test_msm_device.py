@@ -5,7 +5,8 @@ most 64 launches, and the exact sum of the Python-int oracle or py_ecc.
 The public path: `zt.msm(..., stats=d)` with full-width scalars, d's launch and sync counts
 and the guard's, py_ecc's sum (test_public_msm_no_sync). An interpreted kernel costs per
 sequential point formula, not per lane, and every full-width MSM ends in a chain of ~254
-doublings (the window combination), so that is one BN254 G1 MSM of 2^10 points here; the
+doublings (the window combination; ~126 for G1 with the GLV split, test_glv.py), so that is
+one BN254 G1 MSM of 2^10 points here; the
 other groups and sizes run there on a CUDA device, interpreted with ZKTENSOR_INTERPRET_ALL=1.
 Below it, the device program itself (`device_msm(bits=...)`: fewer windows, the same
 kernels and host program) checks every group with every exceptional addition (in CI
@@ -28,8 +29,9 @@ from tests.guard import SyncError, SyncGuard
 from tests.oracle_msm import install as install_oracle_msm
 from tests.oracles import pyecc
 from zktensor.algebra.curves import group as group_record
+from zktensor.algebra.glv import endomorphism
 from zktensor.kernels import point_formulas as pts_mod
-from zktensor.kernels import msm_device, msm_ec, msm_triton
+from zktensor.kernels import elementwise, msm_device, msm_ec, msm_triton
 from zktensor.ops.msm import MSMConfig, device, scalars as msm_scalars
 from zktensor.ops.msm.model import n_windows
 from zktensor.runtime import counters
@@ -381,12 +383,14 @@ def _count_launches(monkeypatch, name, n):
     """(guard, stats, kernels made) of `zt.msm` over n bases and full-width scalars (Python
     ints: host data, uploaded once) on the Triton target, every launch made and counted
     but the kernels' interpreted runs left out (their results are not looked at)."""
-    made = []
+    made, field = [], []
 
     def launch(kernel, grid, args, interpret, block, max_registers=None):
         with counters.kernel():
             made.append(kernel)
     monkeypatch.setattr(device, "_launch", launch)
+    # phi's product of the x-coordinates (GLV, G1): a field program, counted by its caller
+    monkeypatch.setattr(elementwise.CompiledProgram, "_launch_triton", lambda self, name, *a: field.append(name))
     G = zt.group(name)
     P = G.generator((n,))
     rng = np.random.default_rng(1)
@@ -397,8 +401,11 @@ def _count_launches(monkeypatch, name, n):
     with zt.config(target="triton"):
         with SyncGuard() as guard:
             zt.msm(ks, P, stats=st)
-    assert st["launches"] == guard.launches + len(made) and st["syncs"] == 0
-    assert len(made) == st["rounds"] + len(st["reduce_levels"]) + 1 and st["kernels"] == len(made)
+    assert st["launches"] == guard.launches + len(made) + len(field) and st["syncs"] == 0
+    # the GLV split (G1) is one of them, and phi's product a field program
+    assert st["glv"] is (name in ("bn254.g1", "bls12_381.g1")) and len(field) == st["glv"]
+    assert len(made) == st["glv"] + st["rounds"] + len(st["reduce_levels"]) + 1
+    assert st["kernels"] == len(made) + len(field)
     return guard, st
 
 
@@ -457,7 +464,8 @@ def test_public_msm_no_sync(name, log_n):
         with SyncGuard() as guard:
             res = zt.msm(K, P, stats=d)
     assert d["path"] == "device" and d["syncs"] == 0 and d["launches"] <= MAX_LAUNCHES, d
-    assert d["kernels"] == 1 + d["rounds"] + len(d["reduce_levels"]) + 1, d    # from_mont, rounds, reduction
+    # from_mont, the GLV split and phi's product (G1), rounds, reduction, combination
+    assert d["kernels"] == 1 + 2 * d["glv"] + d["rounds"] + len(d["reduce_levels"]) + 1, d
     if dev == "cpu":                        # the guard counts interpreted launches (not a GPU's)
         assert d["launches"] == guard.launches and d["kernels"] == guard.triton_launches, (d, guard.kernels, guard.ops)
     assert res.to_affine() == _py_ecc_msm(g, pts, ks)
@@ -713,7 +721,8 @@ def test_weighted_config_on_prepared_bases(monkeypatch):
         many = zt.msm_many([(K, 0)], bases, cfg, stats=st2)
         part = zt.msm_many([(G.Fr.tensor(ks[:8]), 0)], bases, cfg, stats=st3)
     assert st1["weighted"] and st2["weighted"] and not st3["weighted"]
-    assert st1["buckets"] == 1 << 7 and st3["buckets"] == W << 7
+    # the plain program splits G1's scalars (GLV): windows of half the bits
+    assert st3["glv"] and st3["buckets"] == n_windows(endomorphism(name).bits, 8) << 7 and st1["buckets"] == 1 << 7
     assert bases.device_weighted(8) is table and table.shape[0] == W * 16 and made == [(8, W)]
     assert bases.memory_bytes() == plain_bytes * (W + 1)
     want = O.msm(g, pts, ks)

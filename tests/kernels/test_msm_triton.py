@@ -20,6 +20,7 @@ import torch
 
 from tests.ec.ec_support import O, oracle_points, scalars
 from zktensor.algebra.curves import GROUP_NAMES, group as group_record
+from zktensor.algebra.glv import endomorphism
 import zktensor as zt
 from zktensor.kernels import point_formulas as pts_mod
 from zktensor.runtime import aot
@@ -131,9 +132,10 @@ def test_point_launch_shape_follows_the_block():
     g = group_record("bn254.g1")
     for n in (1 << 10, 1 << 16, 1 << 20):
         ms = msm_space(cuda, g, n)
-        assert ms.base["window"] == device_window(n, g.r.bit_length())
+        # the program's window: 2n points of GLV's half-width scalars (MSMConfig.glv)
+        assert ms.base["window"] == device_window(2 * n, endomorphism(g.name).bits)
         assert {a.name for a in ms.axes} == {"window", "point_major", "segment", "balanced", "block", "max_registers",
-                                             "strategy"}
+                                             "strategy", "glv"}
         for axis in ms.axes:                     # every value is a valid MSMConfig
             for v in axis.values:
                 MSMConfig(**{k: x for k, x in axis.apply(ms.base, v).items() if k in MSMConfig.__dataclass_fields__})

@@ -207,13 +207,15 @@ def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -
     (`MSMConfig.balanced`), the point kernels' block (warps = block // 32,
     one column a thread), a register cap (`MSMConfig.max_registers`) and the strategy; the
     CPU plan's knobs (chunks, reduction, tree and inversion blocks, checkpoints, the sparse
-    split) do nothing there."""
-    from ..ops.msm.device import MAX_DEVICE_WINDOW, device_window
-    c0 = device_window(max(n, 1), bits, max(batch, 1))
+    split) do nothing there. The window is the program's: with the GLV split (on for G1
+    of BN254 and BLS12-381), 2n points of half the bits; off is an axis too."""
+    from ..ops.msm.device import MAX_DEVICE_WINDOW, MSMConfig, device_window, glv_endomorphism
+    e = glv_endomorphism(group, MSMConfig(), n, bits)
+    c0 = device_window(max(2 * n if e else n, 1), e.bits if e else bits, max(batch, 1))
     windows = [c for c in range(c0 - span, c0 + span + 1) if 2 <= c <= MAX_DEVICE_WINDOW and c != c0]
     first = gpu_default(device)
     base = {"window": c0, "segment": 16, "block": 64, "strategy": first}
-    return Space(base, [Axis("window", windows), Axis("point_major", [True]), Axis("segment", [8, 32]),
-                        Axis("balanced", [False]),
-                        Axis("block", [32, 128]), Axis("max_registers", [168, 128]),
-                        Axis("strategy", [s for s in ("int32", "fp64") if s != first])])
+    axes = [Axis("window", windows), Axis("point_major", [True]), Axis("segment", [8, 32]),
+            Axis("balanced", [False]), Axis("block", [32, 128]), Axis("max_registers", [168, 128]),
+            Axis("strategy", [s for s in ("int32", "fp64") if s != first])]
+    return Space(base, axes + ([Axis("glv", [False])] if e else []))

@@ -4,6 +4,10 @@ The host enqueues and never reads a value back before the result: every size bel
 worst-case bound fixed by (n, batch, window, segment), so the number of launches depends
 on those alone, and none of them waits for the device.
 
+0. GLV (`MSMConfig.glv`, groups with an endomorphism, no weighted table): each scalar k
+   becomes k1 + lambda·k2 with |k1|, |k2| < 2^127 and the bases (P, phi(P)) (2n points):
+   half the windows, so half the buckets and half step 5's doublings. One launch
+   (`kernels.glv_split`) splits the scalars and makes step 1's digits of both halves.
 1. Digits: the scalars (standard form, from `from_mont` on the device) are cut into W
    windows of C bits and recoded to signed digits in closed form, d_t = w_t + b_(tC-1) -
    2^C·b_((t+1)C-1) (b_i bit i of the scalar; the sum telescopes to the scalar, and
@@ -44,8 +48,9 @@ import numpy as np
 import torch
 import torch.nn.functional as Fn
 
+from ...algebra.glv import endomorphism
 from ...runtime.target import choose
-from ...kernels import msm_device
+from ...kernels import glv_split, msm_device
 from ...kernels.elementwise import triton_cdiv
 from ...points import PointTensor
 from ...tensor import FieldTensor
@@ -217,12 +222,21 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     words = _scalar_words(GS, scalars, dev)                  # (Lr, B, n) standard form
     B = words.shape[1]
     bits = bits or GS.r.bit_length()
+    interpret = dev.type != "cuda"
+    block, cap = cfg.block, register_cap(GS, cfg)
+    # 0: GLV: n full-width scalars against P become 2n half-width ones against (P, phi(P))
+    endo = glv_endomorphism(GS, cfg, n, bits, weighted is not None)
+    if endo is not None:
+        points, n, bits = glv_points(GS, endo, points), 2 * n, endo.bits
     C = cfg.window or device_window(n, bits, B)
     if not 2 <= C <= MAX_DEVICE_WINDOW:
         raise ValueError(f"the device MSM takes windows of 2..{MAX_DEVICE_WINDOW} bits, got {C}")
     W = n_windows(bits, C)
-    # 1: digits
-    d = signed_digits_torch(words.reshape(words.shape[0], B * n), C, W).reshape(W, B, n)
+    # 1: digits (with GLV, the split's kernel makes them)
+    if endo is not None:
+        d = glv_digits(endo, words, C, W, interpret, block, cap)
+    else:
+        d = signed_digits_torch(words.reshape(words.shape[0], B * n), C, W).reshape(W, B, n)
     windows = W
     if weighted is not None:     # one window over W·n points: digit (t, b, i) at column t·n + i
         table = weighted(C)
@@ -236,8 +250,6 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
         points = point_major(points)
     lay = layout(n, B, C, W, S)
     N, NB, rows, R = lay["N"], lay["NB"], lay["rows"], lay["R"]
-    interpret = dev.type != "cuda"
-    block, cap = cfg.block, register_cap(GS, cfg)
     mod = msm_device.module(GS, cfg.strategy, dev.type, interpret)
     L, K = GS.L, GS.K
     # 2: keys, sort, bucket starts
@@ -291,8 +303,44 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     if stats is not None:
         stats.update(window=C, windows=windows, rounds=R, segment=S, buckets=NB, lanes=lay["lanes"],
                      reduce_levels=levels, path="device", weighted=weighted is not None,
-                     mixed=mixed, point_major=pm)
+                     mixed=mixed, point_major=pm, glv=endo is not None)
     return PointTensor(GS, res)
+
+
+def glv_endomorphism(GS, cfg: MSMConfig, n: int, bits: int, weighted: bool = False):
+    """The endomorphism the device program splits the scalars by (`MSMConfig.glv`), or None:
+    none for a group without one, a weighted table (no window combination to shorten) or
+    scalars that fit the halves already."""
+    if not cfg.glv or weighted or not n:
+        return None
+    e = endomorphism(GS.name)
+    return e if e is not None and bits > e.bits + 1 else None
+
+
+def glv_digits(endo, words: torch.Tensor, C: int, W: int, interpret: bool, block: int,
+               cap: int | None = None) -> torch.Tensor:
+    """Standard-form words (Lr, B, n) -> signed digits (W, B, 2n) int32, W windows of C bits,
+    of k1 at column j of each batch row and of k2 at n + j (k = k1 + lambda·k2 mod r, each
+    digit with its half's sign), as `signed_digits_torch` recodes: one launch of `glv_split`."""
+    Lr, B, n = words.shape
+    flat = words.reshape(Lr, B * n)
+    d = torch.empty((W, B, 2 * n), dtype=torch.int32, device=words.device)
+    mod = glv_split.module(endo, Lr, interpret)
+    _go(mod.glv_split, B * n, [flat, flat.stride(1), flat.stride(0), d, d.stride(0), n, B * n, C, W],
+        interpret, block, cap)
+    return d
+
+
+def glv_points(GS, endo, points):
+    """(2n,) bases P_0 .. P_(n-1), phi(P_0) .. phi(P_(n-1)) of 1-D bases (n,), PointTensor
+    or AffinePoints, word-major: phi multiplies x (XYZZ: X, since x = X/ZZ) by beta and
+    keeps the rest, so the identity (ZZ = 0; affine: all-zero words) stays the identity."""
+    data = points.data
+    n = data.shape[2]
+    both = torch.cat([data, data], dim=2)
+    x = FieldTensor(GS.F, data[:, 0, :]) * endo.beta
+    both[:, 0, n:] = x.data
+    return type(points)(GS, both)
 
 
 def point_sums(GS, points: PointTensor, M: int, strategy: str | None = None) -> PointTensor:

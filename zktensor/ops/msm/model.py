@@ -81,6 +81,13 @@ class MSMConfig:
                  accumulation round reads 2 of a base's 4 coordinates and adds it with mixed
                  additions (madd-2008-s). Half the bases' device memory; off by default
                  until a GPU measures it against the XYZZ bases.
+    glv          Triton target, without a weighted table, for a group with an endomorphism
+                 (BN254 and BLS12-381 G1, `algebra.glv`): each scalar k becomes k1 + lambda·k2
+                 with |k1|, |k2| < 2^127 on the device (`kernels.glv_split`), against the
+                 bases P and phi(P). The same entries to accumulate (2n points, half the
+                 windows), half the buckets to reduce, and half the window combination's
+                 doublings, the plain program's longest chain; for one launch of the split,
+                 a product of n x-coordinates by beta and a copy of the bases.
     """
     window: int | None = None
     accumulation: str | None = None
@@ -101,6 +108,7 @@ class MSMConfig:
     weighted: bool = False
     mixed: bool = False
     point_major: bool = False
+    glv: bool = True
 
     def __post_init__(self):
         if self.accumulation not in (None,) + ACCUMULATIONS:
@@ -114,7 +122,7 @@ class MSMConfig:
             raise ValueError(f"MSMConfig.max_registers must be in 24..255 or None, got {self.max_registers}")
         if self.segment < 2:
             raise ValueError(f"MSMConfig.segment must be at least 2, got {self.segment}")
-        for flag in ("sparse", "offset", "balanced", "weighted", "mixed", "point_major"):
+        for flag in ("sparse", "offset", "balanced", "weighted", "mixed", "point_major", "glv"):
             if not isinstance(getattr(self, flag), bool):    # a string such as "False" would read as true
                 raise ValueError(f"MSMConfig.{flag} must be True or False, got {getattr(self, flag)!r}")
 
