@@ -123,7 +123,7 @@ def count(fn) -> dict:
     return c.as_dict()
 
 
-def msm_counts(group: str, log_n: int) -> dict:
+def msm_counts(group: str, log_n: int, glv: bool = True) -> dict:
     """`zt.msm(..., stats=d)` of 2^log_n bases and full-width scalars (Python ints, < r) on
     the Triton target: d's counts, window and rounds."""
     import numpy as np
@@ -138,12 +138,18 @@ def msm_counts(group: str, log_n: int) -> dict:
     top = G.Fr.p.bit_length() - 32 * (G.Fr.limbs - 1) - 1          # the top word below r's top bit
     words[:, -1] &= (1 << top) - 1
     ks = [int.from_bytes(w.astype("<u4").tobytes(), "little") for w in words]
-    st, steps, in_order = {}, [], []
+    from zktensor.ops.msm import device
+    st, warm, steps, in_order = {}, {}, [], []
+    cfg = MSMConfig(glv=glv)
+    device.clear_constants()        # a first call of its shape: it makes the program's small constants
     with zt.config(target="triton"), kernels_not_run(steps, field_programs=True):
-        zt.msm(ks, P, stats=st)
+        zt.msm(ks, P, cfg, stats=st)
+    with zt.config(target="triton"), kernels_not_run(field_programs=True):
+        zt.msm(ks, P, cfg, stats=warm)   # a later call: they are kept
     with zt.config(target="triton"), kernels_not_run(in_order, field_programs=True):
-        zt.msm(ks, P, MSMConfig(balanced=False))
+        zt.msm(ks, P, MSMConfig(balanced=False, glv=glv))
     return {**{k: st[k] for k in ("launches", "kernels", "syncs", "window", "windows", "rounds", "glv")},
+            "launches_warm": warm["launches"],
             "entries": sum(x["entries"] for x in steps), "additions": sum(x["additions"] for x in steps),
             "point_steps": sum(x["steps"] for x in steps),
             "point_steps_per_round": [x["steps"] for x in steps],
@@ -209,6 +215,8 @@ def main(argv=None) -> int:
     ap.add_argument("--proof", default=None, help="a fixture folder: also the device graph of its proof, per node")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "gpu_counts"))
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--no-glv", action="store_true", help="MSMs without the GLV split (MSMConfig(glv=False)), "
+                    "for a before/after with --no-save")
     ap.add_argument("--only", choices=("field", "ntt", "msm"), default=None,
                     help="count only these rows; the others are kept from the file at --out, with its date")
     args = ap.parse_args(argv)
@@ -237,7 +245,7 @@ def main(argv=None) -> int:
     for g in args.msm_groups.split(",") if args.only in (None, "msm") else ():
         for ln in map(int, args.msm_log_sizes.split(",")):
             try:
-                add("msm", g, ln, msm_counts(g, ln))
+                add("msm", g, ln, msm_counts(g, ln, glv=not args.no_glv))
             except Exception as e:              # noqa: BLE001 - recorded: a group the device MSM refuses
                 add("msm", g, ln, {"launches": None, "kernels": None, "syncs": None,
                                    "error": f"{type(e).__name__}: {str(e)[:200]}"})
@@ -266,8 +274,10 @@ def main(argv=None) -> int:
              f"each lane's first), and the point formulas their blocks of {_block()} lanes evaluate "
              "(`accumulation_steps`), in all and per round; the last column with the first round's "
              "lanes in bucket order (`MSMConfig(balanced=False)`).", "",
-             "GLV: the scalars split into two of half the bits against 2n bases (`MSMConfig.glv`, G1 of BN254 "
-             "and BLS12-381), so half the windows.", "",
+             "GLV: the scalars split into two of half the bits against 2n bases (`MSMConfig.glv`, G1 and G2 of "
+             "BN254 and BLS12-381), so half the windows.", "",
+             "MSM launches: a process's first call of its shape (it makes the program's small constant "
+             "tensors, `ops.msm.device._const`), and in brackets a later call's.", "",
              "| op | of | size | launches | of which Triton kernels | host syncs | window | windows | GLV | rounds "
              "| additions | point formulas (per round) | additions / formulas | formulas, lanes in bucket order |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -280,7 +290,8 @@ def main(argv=None) -> int:
             per_round = ", ".join(f"{x:,}" for x in r["point_steps_per_round"])
             acc = [f"{r['additions']:,}", f"{r['point_steps']:,} ({per_round})",
                    f"{r['additions'] / r['point_steps']:.2f}", f"{r['point_steps_in_order']:,}"]
-        lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | {r['launches']} | {r['kernels']} | {r['syncs']} "
+        launches = f"{r['launches']} ({r['launches_warm']})" if r.get("launches_warm") else r["launches"]
+        lines.append(f"| {r['op']} | {r['of']} | 2^{r['log_n']} | {launches} | {r['kernels']} | {r['syncs']} "
                      f"| {r.get('window') or ''} | {r.get('windows') or ''} | {_yes(r.get('glv'))} "
                      f"| {r.get('rounds') or ''} | " + " | ".join(acc) + " |")
     if nodes:

@@ -5,7 +5,7 @@ most 64 launches, and the exact sum of the Python-int oracle or py_ecc.
 The public path: `zt.msm(..., stats=d)` with full-width scalars, d's launch and sync counts
 and the guard's, py_ecc's sum (test_public_msm_no_sync). An interpreted kernel costs per
 sequential point formula, not per lane, and every full-width MSM ends in a chain of ~254
-doublings (the window combination; ~126 for G1 with the GLV split, test_glv.py), so that is
+doublings (the window combination; ~126 with the GLV split, test_glv.py), so that is
 one BN254 G1 MSM of 2^10 points here; the
 other groups and sizes run there on a CUDA device, interpreted with ZKTENSOR_INTERPRET_ALL=1.
 Below it, the device program itself (`device_msm(bits=...)`: fewer windows, the same
@@ -402,8 +402,8 @@ def _count_launches(monkeypatch, name, n):
         with SyncGuard() as guard:
             zt.msm(ks, P, stats=st)
     assert st["launches"] == guard.launches + len(made) + len(field) and st["syncs"] == 0
-    # the GLV split (G1) is one of them, and phi's product a field program
-    assert st["glv"] is (name in ("bn254.g1", "bls12_381.g1")) and len(field) == st["glv"]
+    # the GLV split is one of them, and phi's product a field program
+    assert st["glv"] is (endomorphism(name) is not None) and len(field) == st["glv"]
     assert len(made) == st["glv"] + st["rounds"] + len(st["reduce_levels"]) + 1
     assert st["kernels"] == len(made) + len(field)
     return guard, st
@@ -464,7 +464,7 @@ def test_public_msm_no_sync(name, log_n):
         with SyncGuard() as guard:
             res = zt.msm(K, P, stats=d)
     assert d["path"] == "device" and d["syncs"] == 0 and d["launches"] <= MAX_LAUNCHES, d
-    # from_mont, the GLV split and phi's product (G1), rounds, reduction, combination
+    # from_mont, the GLV split and phi's product, rounds, reduction, combination
     assert d["kernels"] == 1 + 2 * d["glv"] + d["rounds"] + len(d["reduce_levels"]) + 1, d
     if dev == "cpu":                        # the guard counts interpreted launches (not a GPU's)
         assert d["launches"] == guard.launches and d["kernels"] == guard.triton_launches, (d, guard.kernels, guard.ops)

@@ -1,8 +1,9 @@
 """The GLV endomorphism of a group, as data: phi(x, y) = (beta·x, y) = lambda·(x, y).
 
 On a curve y^2 = x^3 + b over Fq with q = 1 mod 3 (BN254 and BLS12-381: j-invariant 0),
-a cube root of unity beta in Fq maps a point to another point, and on the subgroup of
-order r that map is multiplication by a cube root of unity lambda mod r (Gallant,
+and on its sextic twist over Fq2 that carries G2, a cube root of unity beta in Fq maps a
+point to another point, and on the subgroup of order r that map is multiplication by a
+cube root of unity lambda mod r (Gallant,
 Lambert, Vanstone, CRYPTO 2001). A scalar k is then k1 + lambda·k2 (mod r) with k1 and k2
 about sqrt(r) in size, so an MSM of n points and full-width scalars becomes one of 2n
 points (P_i and phi(P_i)) and half-width scalars: half the windows, and, on the device,
@@ -71,18 +72,28 @@ def short_basis(r: int, lam: int) -> tuple[tuple[int, int], tuple[int, int]]:
     return v1, v2
 
 
+def phi(G, P, beta: int):
+    """(beta·x, y) of a Python-int point of the record G (G2: beta in Fq scales both of x's
+    components); None (the identity) stays None."""
+    if P is None:
+        return None
+    x, y = P
+    q = G.p
+    return (tuple(beta * c % q for c in x) if G.degree == 2 else beta * x % q, y)
+
+
 @functools.lru_cache(maxsize=None)
 def endomorphism(name: str) -> Endomorphism | None:
-    """The GLV data of the group named `name`, or None: only G1 of a curve with a = 0 and
-    q = r = 1 mod 3 (BN254, BLS12-381); G2's endomorphism (psi) is another map."""
+    """The GLV data of the group named `name`, or None: a group of a curve with a = 0 (over
+    Fq, or its sextic twist over Fq2, where a cube root of unity in Fq acts the same way) and
+    q = r = 1 mod 3: BN254's and BLS12-381's G1 and G2; not MNT4-753 (a = 2)."""
     from .curves import _mul, group
     G = group(name)
-    if G.degree != 1 or G.a != 0 or G.p % 3 != 1 or G.r % 3 != 1:
+    if G.degree not in (1, 2) or G.a not in (0, (0, 0)) or G.p % 3 != 1 or G.r % 3 != 1:
         return None
     q, r = G.p, G.r
-    x, y = G.generator
     pairs = [(beta, lam) for beta in _cube_roots_of_unity(q) for lam in _cube_roots_of_unity(r)
-             if _mul(G, G.generator, lam) == (beta * x % q, y)]
+             if _mul(G, G.generator, lam) == phi(G, G.generator, beta)]
     if len(pairs) != 2:         # (beta, lam) and (beta^2, lam^2): phi and phi^2
         raise ValueError(f"{name}: the cube roots of unity pair as {len(pairs)} maps on the generator, not 2")
     beta, lam = min(pairs, key=lambda bl: bl[1])
@@ -106,4 +117,4 @@ def endomorphism(name: str) -> Endomorphism | None:
                         m=M_BITS, bits=(bound + 1).bit_length(), r=r)
 
 
-__all__ = ["Endomorphism", "endomorphism", "short_basis", "M_BITS"]
+__all__ = ["Endomorphism", "endomorphism", "phi", "short_basis", "M_BITS"]

@@ -114,6 +114,12 @@ def _const(key, make):
     return v
 
 
+def clear_constants() -> None:
+    """Drop the kept constant tensors: the next MSM of each shape makes its own again, as a
+    process's first does (`bench.gpu_counts` counts both calls)."""
+    _consts.clear()
+
+
 def register_cap(GS, cfg) -> int | None:
     """ptxas's register cap for the device program's kernels: MSMConfig.max_registers, else
     the group's record (`algebra.curves`, device_maxnreg: where ptxas's own choice spills
@@ -333,13 +339,14 @@ def glv_digits(endo, words: torch.Tensor, C: int, W: int, interpret: bool, block
 
 def glv_points(GS, endo, points):
     """(2n,) bases P_0 .. P_(n-1), phi(P_0) .. phi(P_(n-1)) of 1-D bases (n,), PointTensor
-    or AffinePoints, word-major: phi multiplies x (XYZZ: X, since x = X/ZZ) by beta and
-    keeps the rest, so the identity (ZZ = 0; affine: all-zero words) stays the identity."""
-    data = points.data
+    or AffinePoints, word-major: phi multiplies x (XYZZ: X, since x = X/ZZ; G2: both of its
+    Fq components, the first `degree` of the point's) by beta in Fq and keeps the rest, so
+    the identity (ZZ = 0; affine: all-zero words) stays the identity."""
+    data, d = points.data, GS.degree
     n = data.shape[2]
     both = torch.cat([data, data], dim=2)
-    x = FieldTensor(GS.F, data[:, 0, :]) * endo.beta
-    both[:, 0, n:] = x.data
+    x = FieldTensor(GS.F, data[:, :d, :]) * endo.beta
+    both[:, :d, n:] = x.data
     return type(points)(GS, both)
 
 

@@ -82,7 +82,7 @@ class MSMConfig:
                  additions (madd-2008-s). Half the bases' device memory; off by default
                  until a GPU measures it against the XYZZ bases.
     glv          Triton target, without a weighted table, for a group with an endomorphism
-                 (BN254 and BLS12-381 G1, `algebra.glv`): each scalar k becomes k1 + lambda·k2
+                 (BN254 and BLS12-381, G1 and G2, `algebra.glv`): each scalar k becomes k1 + lambda·k2
                  with |k1|, |k2| < 2^127 on the device (`kernels.glv_split`), against the
                  bases P and phi(P). The same entries to accumulate (2n points, half the
                  windows), half the buckets to reduce, and half the window combination's
