@@ -137,18 +137,19 @@ def kernel_source(e, Lr: int) -> str:
     lines += code.lines
     # signed digits of |k1| and |k2| times their signs, as `signed_digits_torch` makes them:
     # d_t = w_t + b_(tC-1) - 2^C·b_((t+1)C-1), the top bit of the window before carried along
-    zero = code.const(0)
+    nil = code.const(0)                     # a word past the magnitude's four
     lines += ["    c32 = C.to(tl.int32)",
               "    wmask = (tl.full([BLOCK], 1, tl.uint64) << C.to(tl.uint64)) - 1"]
     lines += [f"    sgn{q} = 1 - 2 * {sg}.to(tl.int32)" for q, (sg, _) in enumerate(mags)]
-    lines += [f"    tp{q} = tl.full([BLOCK], 0, tl.int32)" for q in range(2)]    # (tl.zeros: a jit function the interpreter refuses here)
+    # (tl.full: tl.zeros is a jit function, which the interpreter refuses here)
+    lines += [f"    tp{q} = tl.full([BLOCK], 0, tl.int32)" for q in range(2)]
     lines += ["    for t in range(W):",
               "        s = t * C",
               "        j = s // 32",
               "        o = (s % 32).to(tl.uint64)"]
 
     def word(m, j):
-        expr = zero
+        expr = nil
         for idx in reversed(range(W_OUT)):
             expr = f"tl.where({j} == {idx}, {m[idx]}, {expr})"
         return expr
