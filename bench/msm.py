@@ -209,7 +209,7 @@ def main(argv=None) -> int:
                     help="--device cuda: the first accumulation round's lanes in bucket order "
                          "(MSMConfig(balanced=False)), for an A/B against the default")
     ap.add_argument("--no-glv", action="store_true",
-                    help="--device cuda: no GLV split of G1's scalars (MSMConfig(glv=False)), for an A/B "
+                    help="--device cuda: no GLV split of the scalars (MSMConfig(glv=False)), for an A/B "
                          "against the default")
     ap.add_argument("--layouts", default="word",
                     help="--device cuda: the device program's point layouts to time, comma-separated: "

@@ -110,7 +110,7 @@ def endomorphism(name: str) -> Endomorphism | None:
         if d < 0:
             n, d = -n, -d
         return (2 * n + d) // (2 * d)
-    # |c_i - exact| <= 1/2 (rounding) + r·(1/2)/2^m (g_i's rounding) + 2^-m, below 1/2 + 2^-34
+    # |c_i - exact| <= 1/2 (c_i's rounding) + k·(1/2)/2^m (g_i's, k < 2^255): at most 1/2 + 2^-34
     err = (1 << 34) + 2                     # (1/2 + 2^-34) as a fraction of 2^35
     bound = max((abs(a1) + abs(a2)) * err, (abs(b1) + abs(b2)) * err) >> 35
     return Endomorphism(name=name, beta=beta, lam=lam, v1=v1, v2=v2, g1=fixed(b2), g2=fixed(-b1),

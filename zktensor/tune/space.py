@@ -208,7 +208,7 @@ def _device_msm_space(device, group, n: int, batch: int, bits: int, span: int) -
     one column a thread), a register cap (`MSMConfig.max_registers`) and the strategy; the
     CPU plan's knobs (chunks, reduction, tree and inversion blocks, checkpoints, the sparse
     split) do nothing there. The window is the program's: with the GLV split (on for G1
-    of BN254 and BLS12-381), 2n points of half the bits; off is an axis too."""
+    and G2 of BN254 and BLS12-381), 2n points of half the bits; off is an axis too."""
     from ..ops.msm.device import MAX_DEVICE_WINDOW, MSMConfig, device_window, glv_endomorphism
     e = glv_endomorphism(group, MSMConfig(), n, bits)
     c0 = device_window(max(2 * n if e else n, 1), e.bits if e else bits, max(batch, 1))

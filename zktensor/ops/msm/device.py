@@ -344,9 +344,10 @@ def glv_points(GS, endo, points):
     the identity (ZZ = 0; affine: all-zero words) stays the identity."""
     data, d = points.data, GS.degree
     n = data.shape[2]
+    dev = data.device
+    beta = _const(("beta", GS.name, str(dev)), lambda: GS.F.full((), endo.beta, device=dev))
     both = torch.cat([data, data], dim=2)
-    x = FieldTensor(GS.F, data[:, :d, :]) * endo.beta
-    both[:, :d, n:] = x.data
+    both[:, :d, n:] = (FieldTensor(GS.F, data[:, :d, :]) * beta).data
     return type(points)(GS, both)
 
 
