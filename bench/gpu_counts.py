@@ -156,6 +156,9 @@ def msm_counts(group: str, log_n: int, glv: bool = True) -> dict:
             "point_steps_in_order": sum(x["steps"] for x in in_order)}
 
 
+NTT_OPS = ("ntt", "intt", "coset_ntt", "coset_intt", "intt_to_bitrev", "coset_ntt_from_bitrev")
+
+
 def ntt_counts(field: str, log_n: int, op: str) -> dict:
     import torch
 
@@ -163,7 +166,10 @@ def ntt_counts(field: str, log_n: int, op: str) -> dict:
     F = zt.field(field)
     x = F.random((1 << log_n,), torch.Generator().manual_seed(1))
     call = {"ntt": lambda: zt.ntt(x), "intt": lambda: zt.intt(x), "coset_ntt": lambda: zt.ntt(x, coset=F.nqr),
-            "coset_intt": lambda: zt.intt(x, coset=F.nqr)}[op]
+            "coset_intt": lambda: zt.intt(x, coset=F.nqr),
+            # the prover's pair (`r1cs_to_qap.coefficients`, `coset_evaluations`): no gather
+            "intt_to_bitrev": lambda: zt.intt(x, output_order="bitrev"),
+            "coset_ntt_from_bitrev": lambda: zt.ntt(x, coset=F.nqr, input_order="bitrev")}[op]
     with zt.config(target="cpu"):
         call()                                  # twiddle and coset tables, made once per size
     with zt.config(target="triton", strategy="int32"), kernels_not_run():
@@ -240,7 +246,7 @@ def main(argv=None) -> int:
     if args.only in (None, "field"):
         add("field_mul", "bn254.fr", 10, field_counts("bn254.fr", 10))
     for ln in map(int, args.ntt_log_sizes.split(",")) if args.only in (None, "ntt") else ():
-        for op in ("ntt", "intt", "coset_ntt", "coset_intt"):
+        for op in NTT_OPS:
             add(op, "bn254.fr", ln, ntt_counts("bn254.fr", ln, op))
     for g in args.msm_groups.split(",") if args.only in (None, "msm") else ():
         for ln in map(int, args.msm_log_sizes.split(",")):
@@ -276,6 +282,9 @@ def main(argv=None) -> int:
              "lanes in bucket order (`MSMConfig(balanced=False)`).", "",
              "GLV: the scalars split into two of half the bits against 2n bases (`MSMConfig.glv`, G1 and G2 of "
              "BN254 and BLS12-381), so half the windows.", "",
+             "NTT: natural order in and out unless named; a natural-order result of the passes "
+             "(Gentleman-Sande) is one gather more. `intt_to_bitrev` and `coset_ntt_from_bitrev` are the "
+             "prover's POLY pair (`r1cs_to_qap.coefficients`, `coset_evaluations`).", "",
              "MSM launches: a process's first call of its shape (it makes the program's small constant "
              "tensors, `ops.msm.device._const`), and in brackets a later call's.", "",
              "| op | of | size | launches | of which Triton kernels | host syncs | window | windows | GLV | rounds "

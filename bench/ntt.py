@@ -12,6 +12,10 @@ Ops (elements/s = N / median time; one polynomial per call, like the peers):
   fr_fft_dif      natural in, bit-reversed out (gnark: Domain.FFT(DIF))
   fr_fft_inverse  zt.intt, natural order      (compared with the peers' forward FFT)
   fr_fft_coset    zt.ntt(x, coset=g)          (compared with the peers' forward FFT)
+  h_pair          the prover's POLY pair on 3 polynomials (a, b, c): inverse NTT to
+                  bit-reversed coefficients, coset NTT from them (`r1cs_to_qap`); no peer
+  h_pair_natural  the same pair through natural-order coefficients (the prover's before
+                  2026-11-29): the A/B of the bit-reversed hand-over; no peer
 
 Timing: `bench.common.time_runs` (a warm-up call absorbs kernel compilation
 and twiddle tables; runs during which other processes used more than 3% of
@@ -38,11 +42,13 @@ except ImportError:  # python bench/ntt.py
 
 PEER_CURVE = {"bn254": "bn254", "bls12_381": "bls12-381", "mnt4753": "mnt4-753"}
 OPS = ("fr_fft", "fr_fft_dif", "fr_fft_inverse", "fr_fft_coset")
+PAIR_OPS = ("h_pair", "h_pair_natural")
 # which peer op each of ours is compared with
 PEER_OP = {"fr_fft": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"},
            "fr_fft_dif": {"gnark-crypto": "fr_fft_dif"},
            "fr_fft_inverse": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"},
-           "fr_fft_coset": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"}}
+           "fr_fft_coset": {"gnark-crypto": "fr_fft_dif_bitrev", "arkworks": "fr_fft_in_place"},
+           "h_pair": {}, "h_pair_natural": {}}
 
 
 def peer_rows(run_peers: bool, threads: int, quiet_wait: float) -> tuple[list[dict], str]:
@@ -68,7 +74,13 @@ def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: in
     x = F.random((n,), torch.Generator().manual_seed(log_n), device=device)
     out = F.zeros((n,), device=device)
     g = F.nqr
-    call = {"fr_fft": lambda: zt.ntt(x, out=out),
+    if op in PAIR_OPS:
+        from zktensor.groth16.r1cs_to_qap import coefficients, coset_evaluations, coset_shift
+        x = F.random((3, n), torch.Generator().manual_seed(log_n), device=device)
+        g = coset_shift(F, n)
+    call = {"h_pair": lambda: coset_evaluations(coefficients(x), g),
+            "h_pair_natural": lambda: zt.ntt(zt.intt(x), coset=g),
+            "fr_fft": lambda: zt.ntt(x, out=out),
             "fr_fft_dif": lambda: zt.ntt(x, output_order="bitrev", out=out),
             "fr_fft_inverse": lambda: zt.intt(x, out=out),
             "fr_fft_coset": lambda: zt.ntt(x, coset=g, out=out)}[op]
@@ -121,7 +133,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--fields", default="bn254.fr")
     ap.add_argument("--log-sizes", default="10,12,14,16,18,20,22")
-    ap.add_argument("--ops", default=",".join(OPS))
+    ap.add_argument("--ops", default=",".join(OPS), help=f"of {', '.join(OPS + PAIR_OPS)}")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
@@ -134,6 +146,9 @@ def main(argv=None) -> int:
     ap.add_argument("--save", default="ntt")
     ap.add_argument("--no-save", action="store_true")
     args = ap.parse_args(argv)
+    unknown = [op for op in args.ops.split(",") if op not in OPS + PAIR_OPS]
+    if unknown:
+        ap.error(f"--ops: unknown {', '.join(unknown)} (known: {', '.join(OPS + PAIR_OPS)})")
     if args.aot:
         return aot_report(args.arch)
 

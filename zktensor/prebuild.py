@@ -134,10 +134,10 @@ def on_host():
             sums = zt.msm(scalars, points)
         out.data.copy_(sums.data.reshape(out.data.shape))
         return out
-    def ntt(plan, data, cfg, strategy):
+    def ntt(plan, data, cfg, strategy, out=None):
         ntt_triton.module(plan.F.params, strategy, True)       # the pass kernels' module
         tables(plan.F, plan.n, data.device).twiddles(plan.inverse)
-        plan.pre_table(), plan.post_table()
+        plan.pre_table(), plan.post_table(bitrev=not plan.bitrev_in)
         return stage_ntt(plan, data)                            # the same transform, by stages
 
     def csr_matvec(F, strategy, coef, cols, row_ptr, w):

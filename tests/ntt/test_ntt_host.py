@@ -119,6 +119,23 @@ def test_transform_matches_oracle(name, log_n, B, inverse, coset):
 
 
 @needs_kernels
+@pytest.mark.parametrize("inverse", [False, True], ids=["ntt", "intt"])
+@pytest.mark.parametrize("orders", [("natural", "bitrev"), ("bitrev", "natural"), ("bitrev", "bitrev")],
+                         ids=lambda o: "-".join(o))
+def test_transform_orders(inverse, orders):
+    """Bit-reversed input or output (the H scalars' pair: inverse to bit-reversed
+    coefficients, coset transform from them): the oracle's values at bit-reversed places."""
+    F = field("bn254.fr")
+    n, g = 1 << 7, F.nqr
+    rows = rand_rows(F, 2, n, 17)
+    rev = lambda rs: [ff.bit_reverse(r) for r in rs]            # noqa: E731
+    ins = to_words(F, rev(rows) if orders[0] == "bitrev" else rows)
+    want = expected(F, rows, inverse, g)
+    got = ntt_cpu.transform(F, ins, inverse=inverse, coset=g, input_order=orders[0], output_order=orders[1])
+    assert from_words(F, got) == (rev(want) if orders[1] == "bitrev" else want)
+
+
+@needs_kernels
 @pytest.mark.parametrize("name", FIELDS)
 @pytest.mark.parametrize("log_n", [6, 10])
 def test_transform_equals_torch_path(name, log_n):
@@ -242,6 +259,8 @@ def test_bad_inputs_raise():
         ntt_cpu.transform(F, x, unroll=3)
     with pytest.raises(ValueError, match="threads"):
         ntt_cpu.transform(F, x, threads=0)
+    with pytest.raises(ValueError, match="output_order must be 'natural' or 'bitrev'"):
+        ntt_cpu.transform(F, x, output_order="reversed")
     with pytest.raises(ValueError, match="out"):
         ntt_cpu.transform(F, x, out=np.zeros((L, 2, 64), dtype=np.int32))
     frozen = np.zeros_like(x)

@@ -198,8 +198,9 @@ class NumpyProver:
         if check and self.r1cs is not None and (i := self.first_unsatisfied(w, abc[:, 2])) is not None:
             raise WitnessError.unsatisfied(where, self.r1cs.path, i, self.r1cs.n_constraints)
         if N >= ntt_cpu.LANES * ntt_cpu.LANES:
-            coeffs = ntt_cpu.transform(F, abc, inverse=True)
-            ev = ntt_cpu.transform(F, coeffs, coset=self.shift)
+            # bit-reversed coefficients between the two, as `r1cs_to_qap.coefficients` keeps them
+            coeffs = ntt_cpu.transform(F, abc, inverse=True, output_order="bitrev")
+            ev = ntt_cpu.transform(F, coeffs, coset=self.shift, input_order="bitrev")
         else:
             ev = _coset_evaluations(F, abc, self.shift)
         (p,) = run_host(F, "qap_join_abc", 3, _JOIN, [ev[:, 0], ev[:, 1], ev[:, 2]])

@@ -82,7 +82,6 @@ from ..kernels import msm_small_cpu
 from ..kernels.field_programs import to_mont
 from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
 from ..ops.msm import device as msm_device
-from ..ops.ntt import intt, ntt
 from ..points import PointTensor, cat as cat_points
 from ..runtime.graph import Graph, RunResult
 from ..runtime.threads import launch_threads, num_threads
@@ -93,7 +92,7 @@ from .formats.json_io import Proof
 from .outputs import check_outputs, write_proof_pair
 from .host_bases import HostBases
 from .key import PATH, WITNESS_UNITS, Bases, ResidentKey, default_device
-from .r1cs_to_qap import WitnessError, join_abc, words_to_limbs
+from .r1cs_to_qap import WitnessError, coefficients, coset_evaluations, join_abc, words_to_limbs
 
 HELPER_UNITS = ("B2", "c")      # the helper process's witness MSMs by default (`graph(helper=True)`)
 ONE_WEIGHT = 1 / 20     # an MSM's cost of a scalar 1 against a dense scalar's: one addition,
@@ -313,8 +312,8 @@ class Prover(ResidentKey):
         g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
         g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
         g.add("Cw", lambda a, b: a * b, ["Aw", "Bw"], **P)
-        g.add("intt_abc", lambda a, b, c: intt(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
-        g.add("coset_ntt_abc", lambda x: ntt(x, coset=self.shift), ["intt_abc"], **P)
+        g.add("intt_abc", lambda a, b, c: coefficients(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
+        g.add("coset_ntt_abc", lambda x: coset_evaluations(x, self.shift), ["intt_abc"], **P)
         g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
         if not h_helper:
             g.add("msm_h", lambda p: self._msm(self.bases["H"], p, self.G1), ["join_abc"], lane="poly",

@@ -29,7 +29,11 @@ snarkjs's POLY stage (``groth16_prove.js``), followed exactly:
    NTT on the coset g·<ω_N> with g = ω_2N, the primitive 2N-th root of unity of
    ffjavascript's convention (``Fr.w[power+1]``): evaluations on the odd powers of
    ω_2N. (snarkjs uses ``Fr.shift`` instead when N = 2^s, the field's largest
-   power-of-two domain; zktensor refuses that size.)
+   power-of-two domain; zktensor refuses that size.) The coefficients between the two
+   transforms stay in bit-reversed order (``coefficients``, ``coset_evaluations``): the
+   inverse NTT (Gentleman-Sande) leaves them so and the coset NTT (Cooley-Tukey) takes
+   them so, and neither transform permutes (the Triton target's gathers, the CPU
+   kernels' second buffer).
 3. p = a·b − c on that coset, with no division by Z. p = A(x)B(x) − C(x) has degree
    < 2N and vanishes on the N-th roots (there c = a·b by construction), so
    p(τ) = Σ_i p(ω_2N^(2i+1))·L_(2i+1)(τ) with the Lagrange basis of the 2N-th roots,
@@ -175,9 +179,19 @@ def coset_shift(F: FieldSpace, domain_size: int) -> int:
 def h_scalars(abc: FieldTensor, shift: int) -> FieldTensor:
     """(3, N) evaluations of a, b, c on the domain -> p = a·b − c on the coset shift·<ω_N>
     (intt, coset ntt, join), the H-MSM's scalars. Unfused reference of the graph's nodes."""
-    coeffs = intt(abc)
-    ev = ntt(coeffs, coset=shift)
-    return join_abc(ev)
+    return join_abc(coset_evaluations(coefficients(abc), shift))
+
+
+def coefficients(abc: FieldTensor) -> FieldTensor:
+    """The inverse NTT of each row (evaluations on <ω_N> -> coefficients), left in
+    bit-reversed order for ``coset_evaluations``."""
+    return intt(abc, output_order="bitrev")
+
+
+def coset_evaluations(coeffs: FieldTensor, shift: int) -> FieldTensor:
+    """Bit-reversed coefficients (``coefficients``) -> evaluations on shift·<ω_N>, in
+    natural order (the order of the zkey's H points)."""
+    return ntt(coeffs, coset=shift, input_order="bitrev")
 
 
 def join_abc(ev: FieldTensor) -> FieldTensor:

@@ -356,15 +356,16 @@ def available(plan) -> bool:
 
 
 def transform(F, data: np.ndarray, *, inverse: bool = False, coset: int | None = None,
+              input_order: str = "natural", output_order: str = "natural",
               out: np.ndarray | None = None, rows_log: int | None = None, unroll: int = 2,
               threads: int | None = None) -> np.ndarray:
     """The NTT of every row of `data` on the host, without torch: `zt.ntt(x, coset=g)` or,
     with `inverse`, `zt.intt(x, coset=g)` on numpy arrays, bit for bit.
 
     F: a field's record (`algebra.fields.field(name)`) or a field space (`zt.field(name)`).
-    data: (L, batch, N) int32 Montgomery words (L = F.limbs32, R = 2^(32·L)), natural
-    order; any strides (a copy is made where N's is not one element). Returns the result
-    in natural order, in `out` where given (an int32 array of data's shape with unit
+    data: (L, batch, N) int32 Montgomery words (L = F.limbs32, R = 2^(32·L)), in
+    `input_order` ("natural" or "bitrev"); any strides (a copy is made where N's is not one
+    element). Returns the result in `output_order`, in `out` where given (an int32 array of data's shape with unit
     stride in N; it may be data itself; one that overlaps data otherwise is written after
     the transform is done aside).
     Forward: X_k = sum_j x_j·g^j·w^(jk) (g = 1 without a coset): the evaluations on g·<w>,
@@ -385,6 +386,9 @@ def transform(F, data: np.ndarray, *, inverse: bool = False, coset: int | None =
     B, n = data.shape[1], data.shape[2]
     n1 = _split(_log_size(P, n), rows_log)
     g = _coset_value(P, coset)
+    for name, order in (("input_order", input_order), ("output_order", output_order)):
+        if order not in ("natural", "bitrev"):
+            raise ValueError(f"ntt (cpu): {name} must be 'natural' or 'bitrev', got {order!r}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"ntt (cpu): threads must be a positive int or None, got {threads!r}")
     if out is not None:
@@ -398,7 +402,7 @@ def transform(F, data: np.ndarray, *, inverse: bool = False, coset: int | None =
     dst = out
     if dst is None or (np.may_share_memory(dst, src) and not _same_layout(dst, src)):
         dst = _empty_huge(data.shape)
-    _run(P, src, dst, bool(inverse), g, False, False, n1, unroll, threads)
+    _run(P, src, dst, bool(inverse), g, input_order == "bitrev", output_order == "bitrev", n1, unroll, threads)
     if out is not None and dst is not out:
         out[...] = dst
         return out

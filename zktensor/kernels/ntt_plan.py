@@ -55,16 +55,17 @@ class Plan:
         spec = scale_spec(self.F.p, self.n, self.inverse, self.coset)[0]
         if spec is None:
             return None
-        t = tables(self.F, self.n, self.device).coset_powers(*spec)
-        return bitrev(t) if self.bitrev_in else t
+        return tables(self.F, self.n, self.device).coset_powers(*spec, bitrev=self.bitrev_in)
 
-    def post_table(self):
-        """Inverse: X_j · N^-1 · g^-j (coset) as (L, N) limbs, or N^-1 as a constant (int)."""
+    def post_table(self, bitrev: bool | None = None):
+        """Inverse: X_j · N^-1 · g^-j (coset) as (L, N) limbs, or N^-1 as a constant (int).
+        The table is in the output's order, or bit-reversed if `bitrev` says so (a kernel
+        that scales before its own final permutation)."""
         spec = scale_spec(self.F.p, self.n, self.inverse, self.coset)[1]
         if spec is None or isinstance(spec, int):
             return spec
-        t = tables(self.F, self.n, self.device).coset_powers(*spec)
-        return bitrev(t) if self.bitrev_out else t
+        rev = self.bitrev_out if bitrev is None else bitrev
+        return tables(self.F, self.n, self.device).coset_powers(*spec, bitrev=rev)
 
 
 def scale_spec(p: int, n: int, inverse: bool, coset: int | None):
@@ -141,12 +142,13 @@ def powers(F, base: int, count: int, device=None, scale: int = 1) -> torch.Tenso
 class Tables:
     """Twiddles and coset powers of one (field, N, device) as torch tensors, made on first
     use. `HostTables` is the same cache over numpy arrays: the two differ only in how the
-    powers are made (`_powers`) and joined (`_cat`)."""
+    powers are made (`_powers`), joined (`_cat`) and permuted (`_bitrev`)."""
 
     def __init__(self, F, n: int, device):
         self.F, self.n, self.device = F, n, device
         self._tw = {}
         self._coset = OrderedDict()
+        self._const = {}
         self.lock = threading.Lock()
 
     def _powers(self, base: int, count: int, scale: int = 1):
@@ -155,6 +157,17 @@ class Tables:
     def _cat(self, parts):
         import torch
         return torch.cat(parts, dim=-1).contiguous() if parts else self.F.zeros((0,), self.device).data
+
+    def _bitrev(self, t):
+        return bitrev(t).contiguous()
+
+    def constant(self, value: int):
+        """value as (L, 1) limbs on the device, made once (a transform's N^-1): no upload per call."""
+        with self.lock:
+            t = self._const.get(value)
+            if t is None:
+                t = self._const[value] = self.F.full((1,), value, device=self.device).data
+            return t
 
     def twiddles(self, inverse: bool):
         """Stage-major (L, N - 1): entry H - 1 + j is w_{2H}^j, H = 1, 2, ..., N/2."""
@@ -169,13 +182,16 @@ class Tables:
                 t = self._tw[inverse] = self._cat([half[:, ::n // (2 * H)] for H in _halves(n)])
             return t
 
-    def coset_powers(self, g: int, scale: int = 1):
-        """scale · g^j for j in [0, N) as (L, N) (the last few are kept)."""
-        key = (g, scale)
+    def coset_powers(self, g: int, scale: int = 1, bitrev: bool = False):
+        """scale · g^j for j in [0, N) as (L, N), in natural or bit-reversed order of j (the
+        last few are kept: a transform on bit-reversed data permutes its table once, not
+        every call)."""
+        key = (g, scale, bitrev)
         with self.lock:
             t = self._coset.get(key)
             if t is None:
-                t = self._coset[key] = self._powers(g, self.n, scale)
+                t = self._powers(g, self.n, scale)
+                t = self._coset[key] = self._bitrev(t) if bitrev else t
                 while len(self._coset) > 4:
                     self._coset.popitem(last=False)
             else:
@@ -238,6 +254,9 @@ class HostTables(Tables):
 
     def _cat(self, parts) -> np.ndarray:
         return np.concatenate(parts, axis=1) if parts else np.zeros((self.F.limbs32, 0), dtype=np.int32)
+
+    def _bitrev(self, t: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(t[:, bitrev_host(self.n)])
 
 
 _host_tables: dict = {}

@@ -45,7 +45,7 @@ from ..passes.limbs_to_triton import HEADER, kernels_of
 from ..runtime import cache, counters
 from ..runtime.triton_modules import generated_module, triton_mode
 from .elementwise import get_program
-from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev, bitrev_index, tables
+from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_index, tables
 
 # =============================================================================
 # Kernel template
@@ -253,38 +253,45 @@ def schedule(log_n: int, total: int, dit: bool, cfg) -> list[Pass]:
     return passes
 
 
-def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str) -> torch.Tensor:
+def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str, out: torch.Tensor | None = None) -> torch.Tensor:
     """Run the plan on (L, batch, N) limbs with the Triton kernels (compiled on
-    CUDA tensors, interpreted on CPU tensors)."""
+    CUDA tensors, interpreted on CPU tensors). The result goes to `out` where given (a
+    contiguous tensor of data's shape that is data itself or shares no memory with it).
+
+    The first pass reads `data` and writes the result's buffer, the later ones work in
+    place there: no copy of the input. A natural-order result of a DIF (or bit-reversed
+    of a DIT) is one gather after the passes, from a scratch buffer into the result."""
     F, n, log_n = plan.F, plan.n, plan.log_n
     interpret = data.device.type != "cuda"
     mod = module(F.params, strategy, interpret)
     x = data.contiguous()
     B = x.shape[1]
     dit = plan.bitrev_in
-    tw = tables(F, n, x.device).twiddles(plan.inverse)
-    pre, post = plan.pre_table(), plan.post_table()
+    T = tables(F, n, x.device)
+    tw = T.twiddles(plan.inverse)
     permute = dit == plan.bitrev_out          # DIF leaves bit-reversed order, DIT natural
-    if permute and post is not None and not isinstance(post, int):
-        # the last pass scales before the final gather: index the table as it will be read
-        post = bitrev(post)
+    # the last pass scales in its own storage order (bit-reversed after DIF), before any gather
+    pre, post = plan.pre_table(), plan.post_table(bitrev=not dit)
 
     def scale_arg(t):
         if t is None:
             return x, 0, 0               # a dummy pointer: never read
         if isinstance(t, int):
-            t = F.full((1,), t, device=x.device).data
+            t = T.constant(t)
             return t, t.stride(0), 2
         return t, t.stride(0), 1
 
     pre_t, pre_ls, pre_mode = scale_arg(pre)
     post_t, post_ls, post_mode = scale_arg(post)
-    out = x.clone()
+    if permute or out is None:
+        buf = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    else:
+        buf = out
     passes = schedule(log_n, B * n, dit, cfg)
     for i, p in enumerate(passes):
         first, last = i == 0, i == len(passes) - 1
-        src = x if first else out
-        args = (src, out, tw, pre_t, post_t, out.stride(0), tw.stride(0), pre_ls, post_ls, n - 1, p.S,
+        src = x if first else buf
+        args = (src, buf, tw, pre_t, post_t, buf.stride(0), tw.stride(0), pre_ls, post_ls, n - 1, p.S,
                 p.S // p.C)
         meta = dict(R=1 << p.log_r, LOG_R=p.log_r, C=p.C, Q=p.Q, DIT=dit,
                     PRE=pre_mode if first else 0, POST=post_mode if last else 0)
@@ -295,9 +302,12 @@ def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str) -> torch.Tensor:
                     mod.ntt_pass[grid](*args, **meta)
             else:
                 mod.ntt_pass[grid](*args, **meta, num_warps=cfg.num_warps)
-    if permute:
-        out = out.index_select(2, bitrev_index(n, out.device))
-    return out
+    if not permute:
+        return buf
+    idx = bitrev_index(n, buf.device)
+    if out is None:
+        return buf.index_select(2, idx)
+    return torch.index_select(buf, 2, idx, out=out)
 
 
 SIGNATURE = {"src": "*i32", "dst": "*i32", "tw": "*i32", "pre": "*i32", "post": "*i32", "ls": "i64",

@@ -191,7 +191,7 @@ def run_plan(plan: Plan, data: torch.Tensor, cfg: NTTConfig, out: torch.Tensor |
     if cfg.algorithm != "stages":
         if target == "triton":
             from ..kernels import ntt_triton
-            return ntt_triton.ntt_triton(plan, data, cfg, strategy)
+            return ntt_triton.ntt_triton(plan, data, cfg, strategy, out)
         from ..kernels import ntt_cpu
         # the CPU kernels compute with the fp64 strategy's 52-bit limbs (IFMA where
         # present); every strategy is bit-exact, so they serve either CPU strategy
