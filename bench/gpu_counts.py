@@ -170,8 +170,8 @@ def ntt_counts(field: str, log_n: int, op: str) -> dict:
             # the prover's pair (`r1cs_to_qap.coefficients`, `coset_evaluations`): no gather
             "intt_to_bitrev": lambda: zt.intt(x, output_order="bitrev"),
             "coset_ntt_from_bitrev": lambda: zt.ntt(x, coset=F.nqr, input_order="bitrev")}[op]
-    with zt.config(target="cpu"):
-        call()                                  # twiddle and coset tables, made once per size
+    with zt.config(target="cpu", ntt=zt.NTTConfig(algorithm="stages")):
+        call()              # the device tables (twiddles, coset powers) by CPU kernels, not interpreted ones
     with zt.config(target="triton", strategy="int32"), kernels_not_run():
         call()                                  # modules loaded
         return count(call)

@@ -4,8 +4,10 @@
     python -m bench.ntt --log-sizes 16,20 --no-peers     # peers from bench/results/peers.json instead
     python -m bench.ntt --fields bn254.fr,bls12_381.fr --log-sizes 12,16
     python -m bench.ntt --device cuda                    # Triton kernels on a GPU (rows go to results/gpu/)
+    python -m bench.ntt --device cuda --max-registers 128   # the pass kernels under a register cap
     python -m bench.ntt --aot                            # compile the Triton pass kernels for sm_90a (no GPU
                                                          # needed): registers, spills, SASS mix -> ntt_aot.json
+    python -m bench.ntt --aot --max-registers 128        # the same under a register cap -> ntt_aot_maxnreg128.json
 
 Ops (elements/s = N / median time; one polynomial per call, like the peers):
   fr_fft          natural order in and out   (gnark: DIF + BitReverse; arkworks: fft_in_place)
@@ -66,7 +68,7 @@ def peer_rows(run_peers: bool, threads: int, quiet_wait: float) -> tuple[list[di
     return rows, f"from {path.name} ({doc.get('created', '?')}), not this run"
 
 
-def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: int):
+def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: int, max_registers=None):
     import torch
     import zktensor as zt
     F = zt.field(field)
@@ -78,12 +80,13 @@ def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: in
         from zktensor.groth16.r1cs_to_qap import coefficients, coset_evaluations, coset_shift
         x = F.random((3, n), torch.Generator().manual_seed(log_n), device=device)
         g = coset_shift(F, n)
-    call = {"h_pair": lambda: coset_evaluations(coefficients(x), g),
-            "h_pair_natural": lambda: zt.ntt(zt.intt(x), coset=g),
-            "fr_fft": lambda: zt.ntt(x, out=out),
-            "fr_fft_dif": lambda: zt.ntt(x, output_order="bitrev", out=out),
-            "fr_fft_inverse": lambda: zt.intt(x, out=out),
-            "fr_fft_coset": lambda: zt.ntt(x, coset=g, out=out)}[op]
+    kw = {} if max_registers is None else {"max_registers": max_registers}     # over the resolved config
+    call = {"h_pair": lambda: coset_evaluations(coefficients(x, **kw), g, **kw),
+            "h_pair_natural": lambda: zt.ntt(zt.intt(x, **kw), coset=g, **kw),
+            "fr_fft": lambda: zt.ntt(x, out=out, **kw),
+            "fr_fft_dif": lambda: zt.ntt(x, output_order="bitrev", out=out, **kw),
+            "fr_fft_inverse": lambda: zt.intt(x, out=out, **kw),
+            "fr_fft_coset": lambda: zt.ntt(x, coset=g, out=out, **kw)}[op]
     sync = torch.cuda.synchronize if device == "cuda" else None
     number = max(1, (1 << 17) >> log_n) if device != "cuda" else max(1, (1 << 20) >> log_n)
     call()                                   # compile, tables
@@ -101,17 +104,36 @@ AOT_CASES = [
 ]
 
 
-def aot_report(arch: str) -> int:
-    """Compile the pass kernel ahead of time for `arch`; write registers, local
-    memory, spills and the SASS opcode mix per case to results/ntt_aot.json."""
+def pair_cases(log_n: int = 20, strategy: str = "fp64") -> list[tuple]:
+    """AOT cases of the prover's POLY pair on 3 polynomials of 2^log_n (`h_pair`), as the
+    default config schedules it: the inverse DIF's passes (N^-1, a constant, on the last)
+    and the coset DIT's (the coset table on the first), each distinct kernel once."""
+    from zktensor.kernels.ntt_triton import schedule
+    from zktensor.ops.ntt import DEFAULT_CONFIG
+    cases = []
+    for dit, pre, post in ((False, 0, 2), (True, 1, 0)):
+        passes = schedule(log_n, 3 << log_n, dit, DEFAULT_CONFIG)
+        for i, p in enumerate(passes):
+            case = ("bn254.fr", strategy, p.log_r, p.C, p.Q, dit, pre if i == 0 else 0,
+                    post if i == len(passes) - 1 else 0)
+            if case not in cases:
+                cases.append(case)
+    return cases
+
+
+def aot_report(arch: str, maxnreg: int | None = None) -> int:
+    """Compile the pass kernel ahead of time for `arch` (under ptxas's register cap
+    `maxnreg`, where given): AOT_CASES and the prover's pair at 2^20 (`pair_cases`); write
+    registers, local memory, spills and the SASS opcode mix per case to
+    results/ntt_aot.json (ntt_aot_maxnreg<cap>.json)."""
     import time
     import zktensor as zt
     from zktensor.kernels import ntt_triton
     out = []
-    for name, strategy, log_r, C, Q, dit, pre, post in AOT_CASES:
+    for name, strategy, log_r, C, Q, dit, pre, post in AOT_CASES + pair_cases(20):
         t0 = time.perf_counter()
         rep = ntt_triton.aot_compile(zt.field(name).params, strategy, arch, 4, log_r=log_r, C=C, Q=Q, dit=dit,
-                                     pre=pre, post=post)
+                                     pre=pre, post=post, maxnreg=maxnreg)
         rep.update(field=name, strategy=strategy, R=1 << log_r, C=C, Q=Q, dit=dit, pre=pre, post=post,
                    compile_s=round(time.perf_counter() - t0, 1))
         top = sorted(rep["sass"].items(), key=lambda kv: -kv[1])[:6]
@@ -119,8 +141,9 @@ def aot_report(arch: str) -> int:
               f"post={post}: {rep['registers']} regs, local {rep['local_bytes']} B, spills {rep['spills']}, "
               f"{rep['compile_s']} s; {top}", flush=True)
         out.append(rep)
-    path = default_results_dir() / "ntt_aot.json"
+    path = default_results_dir() / ("ntt_aot.json" if maxnreg is None else f"ntt_aot_maxnreg{maxnreg}.json")
     path.write_text(json.dumps({"arch": arch, "kernel": "zktensor.kernels.ntt_triton.ntt_pass", "num_warps": 4,
+                                "maxnreg": maxnreg,
                                 "note": "compile_s is wall time on this machine, including hits of Triton's own "
                                         "cache (~/.triton/cache): a cold compile of the 8-row int32 tiles takes "
                                         "30-90 s here",
@@ -141,6 +164,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet-wait", type=float, default=120.0,
                     help="at most this many seconds to wait for other processes to go quiet before the peers "
                          "and before each size (a tenth of it for sizes after the first)")
+    ap.add_argument("--max-registers", type=int, default=None,
+                    help="Triton: ptxas's register cap for the pass kernels (NTTConfig.max_registers)")
     ap.add_argument("--aot", action="store_true", help="AOT-compile the Triton kernels instead of timing")
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--save", default="ntt")
@@ -150,7 +175,9 @@ def main(argv=None) -> int:
     if unknown:
         ap.error(f"--ops: unknown {', '.join(unknown)} (known: {', '.join(OPS + PAIR_OPS)})")
     if args.aot:
-        return aot_report(args.arch)
+        return aot_report(args.arch, args.max_registers)
+    if args.max_registers is not None and args.device != "cuda":
+        ap.error("--max-registers: a cap for the Triton kernels, with --device cuda (or --aot)")
 
     os.environ["ZKTENSOR_NUM_THREADS"] = str(args.threads)
     import torch
@@ -178,7 +205,7 @@ def main(argv=None) -> int:
                 first = not rows
                 peers_mod.wait_for_quiet(max_wait_s=args.quiet_wait if first else args.quiet_wait / 10, echo=False)
             for op in args.ops.split(","):
-                t = measure(field, ls, op, args.device, args.threads, args.runs)
+                t = measure(field, ls, op, args.device, args.threads, args.runs, args.max_registers)
                 n = 1 << ls
                 ratios = {}
                 for system, pop in PEER_OP[op].items():
@@ -188,6 +215,7 @@ def main(argv=None) -> int:
                     if ref:
                         ratios[system] = t.median_s / min(r["median_s"] for r in ref)
                 extra = {"clean": f"{t.clean}/{t.tried}", "ratio_to_peer": ratios, "peers": peer_note,
+                         "max_registers": args.max_registers,
                          "peer_ops": PEER_OP[op], "min_ms": round(t.min_s * 1e3, 4)}
                 strategy = "fp64-ifma" if args.device == "cpu" else choose("cuda")[0]
                 rows.append(make_row("zktensor", op, curve, n, args.threads, t.median_s, t.min_s,

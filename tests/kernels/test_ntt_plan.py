@@ -56,3 +56,28 @@ def test_bitrev_powers_and_scaling_tables(n):
         assert plan.pre_table() is None
     plain = Plan(F, n, n.bit_length() - 1, True, None, False, False, torch.device("cpu"))
     assert plain.post_table() == n_inv and plain.pre_table() is None
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["natural-first", "bitrev-first"])
+def test_coset_tables_in_both_orders_made_once(first):
+    """A coset table in either order, whichever is asked for first (the second is the
+    first permuted), kept: a later call returns the same tensor. `post_table(bitrev=)`
+    asks for the other order than the plan's output (a kernel that permutes after
+    scaling); `constant` is N^-1 on the device, made once."""
+    clear_tables()
+    F = zt.field("bn254.fr")
+    p, n, g = F.p, 16, 7
+    ints = lambda t: zt.FieldTensor(F, t).to_ints()      # noqa: E731
+    T = tables(F, n, "cpu")
+    want = [3 * pow(g, j, p) % p for j in range(n)]
+    for rev in (first, not first):
+        t = T.coset_powers(g, 3, bitrev=rev)
+        assert ints(t) == (ff.bit_reverse(want) if rev else want)
+        assert T.coset_powers(g, 3, bitrev=rev) is t
+    plan = Plan(F, n, 4, True, g, False, False, torch.device("cpu"))
+    want_post = [pow(n, -1, p) * pow(g, -j, p) % p for j in range(n)]
+    assert ints(plan.post_table()) == want_post
+    assert ints(plan.post_table(bitrev=True)) == ff.bit_reverse(want_post)
+    c = T.constant(pow(n, -1, p))
+    assert c.shape == (F.limbs, 1) and ints(c[:, 0]) == pow(n, -1, p)
+    assert T.constant(pow(n, -1, p)) is c

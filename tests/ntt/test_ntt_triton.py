@@ -107,6 +107,20 @@ def test_aot_sm90a_no_spills(name, strategy, log_r, C, Q, dit, pre, post):
         assert rep["sass"].get("DFMA", 0) > 0
 
 
+def test_register_cap_reaches_ptxas():
+    """NTTConfig.max_registers is ptxas's .maxnreg: the fp64 tile that takes the most
+    registers (the first DIF pass with the coset table, 168 on sm_90a) is held to the cap.
+    Out-of-range caps are refused."""
+    pytest.importorskip("triton")
+    F = zt.field("bn254.fr")
+    rep = ntt_triton.aot_compile(F.params, "fp64", "sm_90a", 4, log_r=3, C=32, Q=1, pre=1, maxnreg=128)
+    assert 0 < rep["registers"] <= 128, rep["registers"]
+    for bad in (True, 16, 256, "128", 128.0):
+        with pytest.raises(ValueError, match="max_registers"):
+            NTTConfig(max_registers=bad)
+    assert NTTConfig(max_registers=128).max_registers == 128
+
+
 # -- on a GPU, when there is one ------------------------------------------------------------
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", ["bn254.fr", "bls12_381.fr"])

@@ -122,7 +122,7 @@ def test_spaces_offer_only_what_the_hardware_has():
     m = msm_space(torch.device("cpu"), zt.group("bn254.g1"), 1 << 12, prepared=True, max_copies=4)
     assert {a.name for a in m.axes} >= {"window", "chunks", "copies", "tree_block", "inverse_block", "strategy"}
     cu = ntt_space(torch.device("cuda"), 12, 8)
-    assert {a.name for a in cu.axes} == {"B", "G", "num_warps", "max_block", "strategy"}
+    assert {a.name for a in cu.axes} == {"B", "G", "num_warps", "max_block", "max_registers", "strategy"}
     assert {a.name for a in mul_space(torch.device("cuda"), 8).axes} == {"strategy", "block", "num_warps", "num_stages"}
 
 

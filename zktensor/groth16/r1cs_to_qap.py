@@ -182,16 +182,16 @@ def h_scalars(abc: FieldTensor, shift: int) -> FieldTensor:
     return join_abc(coset_evaluations(coefficients(abc), shift))
 
 
-def coefficients(abc: FieldTensor) -> FieldTensor:
+def coefficients(abc: FieldTensor, **overrides) -> FieldTensor:
     """The inverse NTT of each row (evaluations on <ω_N> -> coefficients), left in
-    bit-reversed order for ``coset_evaluations``."""
-    return intt(abc, output_order="bitrev")
+    bit-reversed order for ``coset_evaluations``. `overrides`: NTTConfig fields (bench)."""
+    return intt(abc, output_order="bitrev", **overrides)
 
 
-def coset_evaluations(coeffs: FieldTensor, shift: int) -> FieldTensor:
+def coset_evaluations(coeffs: FieldTensor, shift: int, **overrides) -> FieldTensor:
     """Bit-reversed coefficients (``coefficients``) -> evaluations on shift·<ω_N>, in
-    natural order (the order of the zkey's H points)."""
-    return ntt(coeffs, coset=shift, input_order="bitrev")
+    natural order (the order of the zkey's H points). `overrides`: NTTConfig fields."""
+    return ntt(coeffs, coset=shift, input_order="bitrev", **overrides)
 
 
 def join_abc(ev: FieldTensor) -> FieldTensor:

@@ -190,8 +190,13 @@ class Tables:
         with self.lock:
             t = self._coset.get(key)
             if t is None:
-                t = self._powers(g, self.n, scale)
-                t = self._coset[key] = self._bitrev(t) if bitrev else t
+                other = self._coset.get((g, scale, not bitrev))   # the other order's, where kept
+                if other is not None:                            # bit reversal is its own inverse
+                    t = self._bitrev(other)
+                else:
+                    t = self._powers(g, self.n, scale)
+                    t = self._bitrev(t) if bitrev else t
+                self._coset[key] = t
                 while len(self._coset) > 4:
                     self._coset.popitem(last=False)
             else:

@@ -288,6 +288,7 @@ def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str, out: torch.Tensor |
     else:
         buf = out
     passes = schedule(log_n, B * n, dit, cfg)
+    cap = {} if cfg.max_registers is None else {"maxnreg": cfg.max_registers}
     for i, p in enumerate(passes):
         first, last = i == 0, i == len(passes) - 1
         src = x if first else buf
@@ -301,7 +302,7 @@ def ntt_triton(plan, data: torch.Tensor, cfg, strategy: str, out: torch.Tensor |
                 with triton_mode(True):
                     mod.ntt_pass[grid](*args, **meta)
             else:
-                mod.ntt_pass[grid](*args, **meta, num_warps=cfg.num_warps)
+                mod.ntt_pass[grid](*args, **meta, num_warps=cfg.num_warps, **cap)
     if not permute:
         return buf
     idx = bitrev_index(n, buf.device)
@@ -315,16 +316,17 @@ SIGNATURE = {"src": "*i32", "dst": "*i32", "tw": "*i32", "pre": "*i32", "post": 
 
 
 def aot_compile(F, strategy: str, arch: str = "sm_90a", num_warps: int = 4, *, log_r: int, C: int, Q: int = 1,
-                dit: bool = False, pre: int = 0, post: int = 0) -> dict:
+                dit: bool = False, pre: int = 0, post: int = 0, maxnreg: int | None = None) -> dict:
     """Compile one pass kernel ahead of time (no GPU needed: the triton wheel
     carries ptxas and cuobjdump; see runtime.aot). Returns registers, local
-    memory bytes, whether it spills, and the SASS opcode counts."""
+    memory bytes, whether it spills, and the SASS opcode counts. `maxnreg`: ptxas's
+    register cap (`NTTConfig.max_registers`)."""
     from ..runtime.aot import compile_kernel
 
     mod = module(F, strategy, interpret=False)
     sig = dict(SIGNATURE, **{k: "constexpr" for k in ("R", "LOG_R", "C", "Q", "DIT", "PRE", "POST")})
     const = {"R": 1 << log_r, "LOG_R": log_r, "C": C, "Q": Q, "DIT": dit, "PRE": pre, "POST": post}
-    return compile_kernel(mod.ntt_pass, arch, sig, const, num_warps, coalesce=True)
+    return compile_kernel(mod.ntt_pass, arch, sig, const, num_warps, coalesce=True, maxnreg=maxnreg)
 
 
 # =============================================================================

@@ -52,7 +52,9 @@ class NTTConfig:
     Triton (GZKP shuffle-less batching): each pass runs `B` radix-2 stages;
     a program holds `G` groups of 2^B elements (one contiguous G-long chunk per
     row, or G/S blocks of S columns when the stride S is below G);
-    `num_warps` per program; `max_block` caps 2^B·G (registers).
+    `num_warps` per program; `max_block` caps 2^B·G (registers); `max_registers`: ptxas's
+    register cap for the pass kernels (.maxnreg; None: ptxas's choice; each cap is its
+    own binary).
     CPU: `cpu_rows_log` splits N = 2^rows · 2^cols for the two passes (None:
     `tune.costmodel.default_rows_log`, a little over half); `cpu_unroll` independent butterflies per step (1, 2, 4);
     `threads` (None: all the process may use).
@@ -62,6 +64,7 @@ class NTTConfig:
     G: int = 32
     num_warps: int = 4
     max_block: int = 1024
+    max_registers: int | None = None
     cpu_rows_log: int | None = None
     cpu_unroll: int = 2
     threads: int | None = None
@@ -70,6 +73,11 @@ class NTTConfig:
     def __post_init__(self):
         if self.B < 1 or self.G < 1 or self.G & (self.G - 1):
             raise ValueError(f"NTTConfig: B must be >= 1 and G a power of two, got B={self.B}, G={self.G}")
+        if self.max_registers is not None and (isinstance(self.max_registers, bool)
+                                               or not isinstance(self.max_registers, int)
+                                               or not 24 <= self.max_registers <= 255):
+            raise ValueError(f"NTTConfig: max_registers must be an int in 24..255 or None, "
+                             f"got {self.max_registers!r}")
         if self.algorithm not in ("auto", "kernels", "stages"):
             raise ValueError(f"NTTConfig: algorithm must be auto, kernels or stages, got {self.algorithm!r}")
 

@@ -11,7 +11,7 @@ Per op and device (values outside what the hardware has are never offered):
 | op | CPU | CUDA (Triton) |
 |---|---|---|
 | mul | strategy × lanes × IFMA (fp64 8-lane IFMA / FMA-split, scalar fp64, int64, int32) | strategy int32/fp64, BLOCK with num_warps = BLOCK / 32 (or / 64), num_stages |
-| ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, strategy |
+| ntt | rows split (`cpu_rows_log`), unroll, threads, IFMA, kernels vs per-stage | B stages per pass, G groups, num_warps, max_block, register cap, strategy |
 | msm | window, reduction lanes K, tree block, inversion block, strategy, sparse split, then the lanes loop against the best tree | the device MSM: window (around `device_window`), point-major arrays, segment, BLOCK (warps = BLOCK / 32), register cap, strategy |
 | msm_prepared | as msm, plus the GZKP checkpoint interval M (as copies of the bases, capped) | as msm (the device keeps prepared bases as they are) |
 """
@@ -137,6 +137,7 @@ def ntt_space(device: torch.device, log_n: int, limbs: int, thorough: bool = Fal
             Axis("num_warps", [2, 4, 8]),
             Axis("B", [2, 3] + ([4] if thorough else [])),
             Axis("max_block", [512, 1024, 2048]),
+            Axis("max_registers", [128]),
             Axis("strategy", ["int32", "fp64"]),
         ])
     hw = hw_cpu()
