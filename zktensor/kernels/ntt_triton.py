@@ -28,8 +28,10 @@ The field arithmetic is generated: the butterflies `(u+v, (u-v)·w)` (DIF,
 natural-order input) and `(u+v·w, u-v·w)` (DIT, bit-reversed input) and the
 scaling product are traced and compiled by the pass pipeline for the Triton
 target; this module only appends kernel templates that call their device
-functions (`bf_dif_k0_fn`, ...) to that generated source. Natural-order
-output of a DIF (or input of a DIT) costs one gather pass (torch index_select).
+functions (`bf_dif_k0_fn`, ...) to that generated source. A DIF leaves its
+output bit-reversed and a DIT takes its input so: asking a DIF for natural order
+(or a DIT for bit-reversed order) costs one gather pass (torch index_select), which
+the prover's pair avoids (`groth16.r1cs_to_qap.coefficients`).
 
 Order in this file: kernel template, host wrapper, reference.
 """
