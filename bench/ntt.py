@@ -73,20 +73,24 @@ def measure(field: str, log_n: int, op: str, device: str, threads: int, runs: in
     import zktensor as zt
     F = zt.field(field)
     n = 1 << log_n
-    x = F.random((n,), torch.Generator().manual_seed(log_n), device=device)
-    out = F.zeros((n,), device=device)
-    g = F.nqr
-    if op in PAIR_OPS:
-        from zktensor.groth16.r1cs_to_qap import coefficients, coset_evaluations, coset_shift
-        x = F.random((3, n), torch.Generator().manual_seed(log_n), device=device)
-        g = coset_shift(F, n)
     kw = {} if max_registers is None else {"max_registers": max_registers}     # over the resolved config
-    call = {"h_pair": lambda: coset_evaluations(coefficients(x, **kw), g, **kw),
-            "h_pair_natural": lambda: zt.ntt(zt.intt(x, **kw), coset=g, **kw),
-            "fr_fft": lambda: zt.ntt(x, out=out, **kw),
+    gen = torch.Generator().manual_seed(log_n)
+    if op in PAIR_OPS:          # a, b and c, as the prover transforms them
+        from zktensor.groth16.r1cs_to_qap import coefficients, coset_evaluations, coset_shift
+        x, g = F.random((3, n), gen, device=device), coset_shift(F, n)
+        call = {"h_pair": lambda: coset_evaluations(coefficients(x, **kw), g, **kw),
+                "h_pair_natural": lambda: zt.ntt(zt.intt(x, **kw), coset=g, **kw)}[op]
+        return _timed(call, log_n, device, runs)
+    x, out, g = F.random((n,), gen, device=device), F.zeros((n,), device=device), F.nqr
+    call = {"fr_fft": lambda: zt.ntt(x, out=out, **kw),
             "fr_fft_dif": lambda: zt.ntt(x, output_order="bitrev", out=out, **kw),
             "fr_fft_inverse": lambda: zt.intt(x, out=out, **kw),
             "fr_fft_coset": lambda: zt.ntt(x, coset=g, out=out, **kw)}[op]
+    return _timed(call, log_n, device, runs)
+
+
+def _timed(call, log_n: int, device: str, runs: int):
+    import torch
     sync = torch.cuda.synchronize if device == "cuda" else None
     number = max(1, (1 << 17) >> log_n) if device != "cuda" else max(1, (1 << 20) >> log_n)
     call()                                   # compile, tables

@@ -62,11 +62,11 @@ def recording():
     used: dict[str, tuple] = {}
     # programs and kernel modules this process loaded earlier are memoised past the cache:
     # forget them, so that every one the block uses is looked up (and so recorded) again
-    from .kernels import elementwise, msm_device, msm_triton, ntt_triton, sparse_device
+    from .kernels import elementwise
+    from .runtime.triton_modules import forget_loaded
     elementwise._programs.clear()
     elementwise._by_object.clear()
-    for mod in (msm_device, msm_triton, ntt_triton, sparse_device):
-        mod._modules.clear()
+    forget_loaded()
 
     def note(key, d):
         used.setdefault(key, (Path(d), set()))[1].add(_tag["now"])

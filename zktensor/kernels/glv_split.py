@@ -23,11 +23,9 @@ digits' range, and the MSM against py_ecc.
 """
 from __future__ import annotations
 
-import threading
 
 from ..passes.limbs_to_triton import HEADER
-from ..runtime import cache
-from ..runtime.triton_modules import generated_module
+from ..runtime.triton_modules import loaded_module
 from .msm_device import _ints, _kernel_head
 
 TEMPLATE_VERSION = "1"
@@ -170,20 +168,10 @@ def module_source(e, Lr: int) -> str:
     return head + kernel_source(e, Lr)
 
 
-_modules: dict = {}
-_lock = threading.Lock()
-
-
 def module(e, Lr: int, interpret: bool):
     """The loaded module of the endomorphism `e` (cached on disk by its source, and per process)."""
-    k = (e.name, Lr, interpret)
-    with _lock:
-        mod = _modules.get(k)
-        if mod is None:
-            src = module_source(e, Lr)
-            mod = _modules[k] = generated_module(src, cache.entry_key(src, TEMPLATE_VERSION, "triton-glv-split"),
-                                                 {"kind": "glv_split", "kernels": ["glv_split"]}, interpret)
-        return mod
+    return loaded_module("glv_split", (e.name, Lr, interpret), lambda: module_source(e, Lr),
+                         TEMPLATE_VERSION, "triton-glv-split", ["glv_split"], interpret)
 
 
 def aot_signature(fn, block: int) -> tuple[dict, dict]:

@@ -66,15 +66,14 @@ tests' Python-int oracle).
 """
 from __future__ import annotations
 
-import threading
 
 import torch
 
 from ..passes.limbs_to_triton import HEADER
-from ..runtime import cache, counters
+from ..runtime import counters
 from . import msm_ec
 from .elementwise import get_program
-from ..runtime.triton_modules import generated_module, triton_mode
+from ..runtime.triton_modules import loaded_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
@@ -511,22 +510,13 @@ def module_source(GS, strategy, device_type: str) -> str:
     return head + "\n".join(srcs) + "\n" + _helpers(S, ident, fns) + "\n" + kernels_source(S, ident)
 
 
-_modules: dict = {}
-_lock = threading.Lock()
-
-
 def module(GS, strategy, device_type: str, interpret: bool):
     """The loaded module (cached on disk by its source, and per process)."""
     from ..runtime.target import choose
     strategy = choose(device_type, strategy, "triton")[0]
-    k = (GS.name, strategy, device_type, interpret)
-    with _lock:
-        mod = _modules.get(k)
-        if mod is None:
-            src = module_source(GS, strategy, device_type)
-            mod = _modules[k] = generated_module(src, cache.entry_key(src, TEMPLATE_VERSION, "triton-msm-device"),
-                                                 {"kind": "msm_device", "kernels": list(KERNELS)}, interpret)
-        return mod
+    return loaded_module("msm_device", (GS.name, strategy, device_type, interpret),
+                         lambda: module_source(GS, strategy, device_type), TEMPLATE_VERSION, "triton-msm-device",
+                         list(KERNELS), interpret)
 
 
 def launch(kernel, grid, args, interpret: bool, block: int, max_registers: int | None = None) -> None:

@@ -25,15 +25,13 @@ why are data in `zktensor.algebra.curves`.
 """
 from __future__ import annotations
 
-import threading
 
 import torch
 
 from ..ir import ec as E
 from ..runtime import counters
-from ..runtime import cache
 from . import msm_ec
-from ..runtime.triton_modules import generated_module, triton_mode
+from ..runtime.triton_modules import loaded_module, triton_mode
 from .elementwise import triton_cdiv
 from ..runtime.triton_passes import skip_coalesce
 
@@ -144,20 +142,9 @@ def module_source(compiled) -> str:
     return src + "\n\n" + template(compiled.limbs, n_inputs, used, len(call["outputs"]), out_map)
 
 
-_modules: dict = {}
-_lock = threading.Lock()
-
-
 def module(compiled, interpret: bool):
-    key_local = (str(compiled.entry), interpret)
-    with _lock:
-        mod = _modules.get(key_local)
-        if mod is None:
-            src = module_source(compiled)
-            mod = _modules[key_local] = generated_module(
-                src, cache.entry_key(src, TEMPLATE_VERSION, "triton-point"),
-                {"kind": "msm_triton", "kernels": ["point_kernel"]}, interpret)
-        return mod
+    return loaded_module("msm_triton", (str(compiled.entry), interpret), lambda: module_source(compiled),
+                         TEMPLATE_VERSION, "triton-point", ["point_kernel"], interpret)
 
 
 def run(compiled, inputs, out=None) -> list[torch.Tensor]:

@@ -614,8 +614,7 @@ def _scale_arg(T, spec, bitrev: bool):
         return t, t[0].strides[0] // 8, 2
 
     def make():
-        words = T.coset_powers(*spec)
-        return to_limbs52(T.F, words[:, bitrev_host(T.n)] if bitrev else words)
+        return to_limbs52(T.F, T.coset_powers(*spec, bitrev=bitrev))
     t = _table52(T, ("scale",) + tuple(spec) + (bitrev,), make)
     return t, t[0].strides[0] // 8, 1
 

@@ -38,14 +38,13 @@ Order in this file: kernel template, host wrapper, reference.
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 
 import torch
 
 from ..passes.limbs_to_triton import HEADER, kernels_of
-from ..runtime import cache, counters
-from ..runtime.triton_modules import generated_module, triton_mode
+from ..runtime import counters
+from ..runtime.triton_modules import loaded_module, triton_mode
 from .elementwise import get_program
 from .ntt_plan import BF_DIF, BF_DIT, SCALE, bitrev_index, tables
 
@@ -206,20 +205,10 @@ def module_source(F, strategy: str) -> str:
     return "\n\n".join(parts)
 
 
-_modules: dict = {}
-_modules_lock = threading.Lock()
-
-
 def module(F, strategy: str, interpret: bool):
     """The loaded kernel module for (field, strategy), generated and cached on disk."""
-    key_local = (F.name, strategy, interpret)
-    with _modules_lock:
-        mod = _modules.get(key_local)
-        if mod is None:
-            src = module_source(F, strategy)
-            mod = _modules[key_local] = generated_module(src, cache.entry_key(src, strategy, "triton-ntt"),
-                                                         {"kind": "ntt_triton", "kernels": ["ntt_pass"]}, interpret)
-        return mod
+    return loaded_module("ntt_triton", (F.name, strategy, interpret), lambda: module_source(F, strategy),
+                         strategy, "triton-ntt", ["ntt_pass"], interpret)
 
 
 # =============================================================================

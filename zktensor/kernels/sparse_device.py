@@ -24,13 +24,11 @@ target's `SegmentPlan` sums and the tests' Python ints (tests/kernels/test_spars
 """
 from __future__ import annotations
 
-import threading
 
 import torch
 
 from ..passes.limbs_to_triton import HEADER
-from ..runtime import cache
-from ..runtime.triton_modules import generated_module
+from ..runtime.triton_modules import loaded_module
 from .elementwise import get_program, triton_cdiv
 from .field_programs import program
 from .msm_device import Shape, _arr, _ints, _kernel_head, _load, _store, device_function, launch
@@ -77,20 +75,12 @@ def module_source(F, strategy: str) -> str:
     return head + src + "\n" + kernel_source(c.limbs)
 
 
-_modules: dict = {}
-_lock = threading.Lock()
-
-
 def module(F, strategy: str, interpret: bool):
     """The loaded module (cached on disk by its source, and per process)."""
-    k = (F.name, strategy, interpret)
-    with _lock:
-        mod = _modules.get(k)
-        if mod is None:
-            src = module_source(F, strategy)
-            mod = _modules[k] = generated_module(src, cache.entry_key(src, TEMPLATE_VERSION, "triton-sparse-device"),
-                                                 {"kind": "sparse_device", "kernels": ["csr_fma"]}, interpret)
-        return mod
+    return loaded_module("sparse_device", (F.name, strategy, interpret), lambda: module_source(F, strategy),
+                         TEMPLATE_VERSION, "triton-sparse-device", ["csr_fma"], interpret)
+
+
 
 
 def _limbs(t: torch.Tensor) -> list:

@@ -50,6 +50,41 @@ def _skip_discarded_overflow_checks():
         builder.options = dataclasses.replace(opts, sanitize_overflow=False)
 
 
+_loaded: dict = {}                  # (kind, key) -> module: the generated modules this process loaded
+_kind_locks: dict = {}
+_loaded_lock = threading.Lock()
+
+
+def loaded_module(kind: str, key: tuple, make_source, version: str, tag: str, kernels: list,
+                  interpret: bool):
+    """A kernel family's generated module (`kind`, e.g. "ntt_triton"), made once a process
+    per `key`: `make_source()` is the Triton source, stored in the kernel cache under
+    entry_key(source, version, tag) (`generated_module`). One family makes its modules one at
+    a time (its lock); families do not wait for each other."""
+    with _loaded_lock:
+        mod = _loaded.get((kind, key))
+        if mod is not None:
+            return mod
+        lock = _kind_locks.setdefault(kind, threading.Lock())
+    from . import cache
+    with lock:
+        mod = _loaded.get((kind, key))
+        if mod is None:
+            src = make_source()
+            mod = generated_module(src, cache.entry_key(src, version, tag), {"kind": kind, "kernels": kernels},
+                                   interpret)
+            with _loaded_lock:
+                _loaded[(kind, key)] = mod
+        return mod
+
+
+def forget_loaded() -> None:
+    """Forget the modules `loaded_module` made: the next use of each looks it up in the
+    kernel cache again (`prebuild.recording` records those lookups)."""
+    with _loaded_lock:
+        _loaded.clear()
+
+
 def generated_module(src: str, key: str, meta: dict, interpret: bool):
     """Generated Triton source as a loaded module: written once to the kernel cache's entry
     `key` (`meta`: the entry's description, e.g. {"kind", "kernels"}), found there (or in the
