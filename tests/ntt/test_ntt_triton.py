@@ -108,8 +108,9 @@ def test_aot_sm90a_no_spills(name, strategy, log_r, C, Q, dit, pre, post):
 
 
 def test_register_cap_reaches_ptxas():
-    """NTTConfig.max_registers is ptxas's .maxnreg: the fp64 tile that takes the most
-    registers (the first DIF pass with the coset table, 168 on sm_90a) is held to the cap.
+    """NTTConfig.max_registers is ptxas's .maxnreg: a first DIF pass with the coset table, an
+    fp64 tile that ptxas gives more than the cap left to itself (bench/results/ntt_aot.json),
+    is held to it.
     Out-of-range caps are refused."""
     pytest.importorskip("triton")
     F = zt.field("bn254.fr")
