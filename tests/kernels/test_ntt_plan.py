@@ -7,7 +7,7 @@ import torch
 
 import zktensor as zt
 from tests.oracles import field as ff
-from zktensor.kernels.ntt_plan import Plan, bitrev, bitrev_index, clear_tables, powers, tables
+from zktensor.kernels.ntt_plan import Plan, bitrev, bitrev_index, clear_tables, host_tables, powers, tables
 
 
 # -- twiddle tables -----------------------------------------------------------------
@@ -81,3 +81,7 @@ def test_coset_tables_in_both_orders_made_once(first):
     c = T.constant(pow(n, -1, p))
     assert c.shape == (F.limbs, 1) and ints(c[:, 0]) == pow(n, -1, p)
     assert T.constant(pow(n, -1, p)) is c
+    H = host_tables(F, n)                                 # the numpy twin: the same words
+    h = H.constant(pow(n, -1, p))
+    assert h.shape == (F.limbs, 1) and ints(torch.from_numpy(h)[:, 0]) == pow(n, -1, p)
+    assert H.constant(pow(n, -1, p)) is h

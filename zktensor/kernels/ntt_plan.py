@@ -85,7 +85,7 @@ def apply_scale(plan: Plan, out: torch.Tensor, table) -> torch.Tensor:
     """out · table in place (table: None, (L, N) limbs, or an int constant)."""
     if table is None:
         return out
-    s = plan.F.full((), table, device=out.device).data if isinstance(table, int) else table
+    s = tables(plan.F, plan.n, out.device).constant(table) if isinstance(table, int) else table
     run_program(plan.F, "ntt_scale", 2, SCALE, [out, s], out=[out])
     return out
 
@@ -262,6 +262,14 @@ class HostTables(Tables):
 
     def _bitrev(self, t: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(t[:, bitrev_host(self.n)])
+
+    def constant(self, value: int) -> np.ndarray:
+        """value as (L, 1) Montgomery words (made once)."""
+        with self.lock:
+            t = self._const.get(value)
+            if t is None:
+                t = self._const[value] = np.ascontiguousarray(mont_limbs(self.F, [value % self.F.p]).reshape(-1, 1))
+            return t
 
 
 _host_tables: dict = {}
