@@ -12,13 +12,16 @@ memory, and the instruction mix of the kernel and of one field multiplication
 
 `--proof-kernels`: every kernel a Groth16 proof on the curve launches on the Triton
 target, per strategy: the field and point programs that `python -m zktensor.prebuild`
-recorded for it (.zktensor-prebuilt/manifest.json), the device MSM's four kernels for G1
+recorded for it (.zktensor-prebuilt/manifest.json), the device MSM's three kernels for G1
 and G2 (constexprs of a 2^20 MSM) and the NTT pass kernels of a 2^16 transform. For each:
 registers, estimated occupancy (registers only: warps resident on an SM of 64K registers
 and 64 warps; shared memory not counted), the instruction mix, and the seconds Triton
 took to compile it ahead of time (ptxas included) in a fresh process: the cold-cache
 compile a first proof on a GPU waits for, measured on this machine's CPU (`--jobs`
-processes at a time; the wall time is reported too).
+processes at a time; the wall time is reported too). A kernel with a loop (the device
+MSM's, the NTT's) also reports its main loop's trip as most lanes run it: the loop's
+instructions less those a block-wide branch skips where no lane needs them
+(`runtime.aot.loop_mix`: P = Q, an identity operand), spill instructions among them.
 """
 from __future__ import annotations
 
@@ -165,7 +168,7 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
                         spill_instructions=r["sass"].get("STL", 0) + r["sass"].get("LDL", 0), seconds=r["seconds"],
                         cpu_s=round(cpu, 2) if jobs == 1 else None,
                         occupancy=round(occupancy(r["registers"], warps), 3), sass=r["sass"],
-                        instructions=sum(r["sass"].values()))
+                        instructions=sum(r["sass"].values()), loop=r.get("loop"))
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for row in pool.map(one, kernels):
                 rows.append(row)
@@ -173,7 +176,8 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
                 cpu = f"{row['cpu_s']:7.2f}" if row["cpu_s"] is not None else "      -"
                 print(f"{strategy:6s} {row['kernel']:34s} regs {row['registers']:3d} occ {row['occupancy']:.2f} "
                       f"warps {row['num_warps']} spill {row['spill_instructions']:5d} cpu {cpu} s "
-                      f"wall {row['seconds']:7.2f} s  instr {row['instructions']:6d}  {mix}", flush=True)
+                      f"wall {row['seconds']:7.2f} s  instr {row['instructions']:6d}  {mix}{_loop_text(row['loop'])}",
+                      flush=True)
         wall = time.perf_counter() - t0
         mine = [r for r in rows if r.get("strategy") == strategy and "kernel" in r]
         cpu_sum = sum(r["cpu_s"] for r in mine) if jobs == 1 else None
@@ -184,6 +188,16 @@ def proof_report(curve: str, strategies, arch: str, jobs: int, only: str | None 
                      "cpu_s_sum": round(cpu_sum, 2) if cpu_sum is not None else None,
                      "wall_s": round(wall, 2), "jobs": jobs})
     return rows
+
+
+def _loop_text(loop: dict | None) -> str:
+    """The main loop's trip as most lanes run it (`runtime.aot.loop_mix`): its instructions
+    and spill instructions, less the rare branches'."""
+    if not loop:
+        return ""
+    hot = loop["hot"]
+    return (f"  loop: {sum(hot.values())} hot of {loop['loop']} (spill {hot.get('STL', 0) + hot.get('LDL', 0)}, "
+            f"SEL {hot.get('SEL', 0)})")
 
 
 def _cpu_model() -> str:

@@ -13,20 +13,25 @@ are pasted into one module with the kernels below:
     mprod_fn  H and R of madd-2008-s, P in XYZZ plus an affine Q: the products that remain
               when ZZ2 = ZZZ2 = 1 (2M against prod_fn's 6M), the other four of the six
               coordinates being P's own
+    kin_fn    four coordinates whose finish, with H = R = 1, is P itself (`f_keep_inputs`:
+              U1 = -2X, S1 = -(6X + 8Y), ZZ12 = 4ZZ, ZZZ12 = 8ZZZ; additions only)
     cneg_fn   -y of a coordinate (an affine -Q is (x, -y))
 
-so a kernel holds one instance of the finish whether it adds or doubles. Each program is
+so a kernel holds one instance of the finish whether it adds, doubles or returns an operand. Each program is
 fused into one device function whatever the group's `triton_cuts` say: those cut the
 elementwise point kernels for the register budget, but the device MSM's loop needs one
 function per formula, so the big groups (BLS12-381 G2, MNT4-753 G1) compile here with
 register spills (reported by `bench/sass_report.py`, tests/ec/test_msm_device.py).
 
 What a straight-line formula cannot do is done here, branch-free per lane: `pstep` is the
-complete XYZZ addition or doubling, choosing per lane with `tl.where` between the
-incomplete sum, the doubling (P = Q: its inputs replace the products, computed only when
-some lane of the block needs them), the identity (P = -Q) and the other operand (an
-identity operand, ZZ = 0). Values are canonical (< p), so a component is zero exactly when
-its words are.
+complete XYZZ addition or doubling. Every case is a choice of the finish's six inputs,
+made per lane with `tl.where`: the products (P + Q), the doubling's (P = Q), `kin_fn`'s
+for the operand that is the result (the other one is the identity, ZZ = 0), and
+ZZ12 = ZZZ12 = 0 for the identity (P = -Q); the rare ones are computed only when some lane
+of the block needs them, and an identity result is stored as `GroupSpace.identity` stores
+it. Choosing inputs, not results, keeps no operand live across the finish's eight
+products: selecting the result after it held a whole point (4·L words) in registers
+there. Values are canonical (< p), so a component is zero exactly when its words are.
 
 `mstep` is the same complete addition with an affine second operand, its identity all-zero
 words ((0, 0) lies on none of the curves: their b is nonzero).
@@ -77,7 +82,7 @@ from ..runtime.triton_modules import loaded_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
-TEMPLATE_VERSION = "6"
+TEMPLATE_VERSION = "7"
 KERNELS = ("accumulate", "accumulate_affine", "chain")
 
 
@@ -85,18 +90,31 @@ def f_double_inputs(P):
     """The six coordinates (U1, S1, H, R, ZZ12, ZZZ12) whose add-2008-s finish is 2P (see
     the module docstring): only additions but X^2 (and a·ZZ^2 where a != 0)."""
     X, Y, ZZ, ZZZ = P.coords()
-
-    def twice(v, k):
-        for _ in range(k):
-            v = v + v
-        return v
     XX = X.square()
     M = XX + XX + XX
     a = P.prog.group.a
     if a not in (0, (0, 0)):
         M = M + ZZ.square() * a
-    X4, Y8, M8 = twice(X, 2), twice(Y, 3), twice(M, 3)
-    return X4 - Y8, Y8 - M8, Y8 + Y8, M8 + M8, twice(ZZ, 2), twice(ZZZ, 3)
+    X4, Y8, M8 = _twice(X, 2), _twice(Y, 3), _twice(M, 3)
+    return X4 - Y8, Y8 - M8, Y8 + Y8, M8 + M8, _twice(ZZ, 2), _twice(ZZZ, 3)
+
+
+def _twice(v, k: int):
+    """2^k·v by k additions."""
+    for _ in range(k):
+        v = v + v
+    return v
+
+
+def f_keep_inputs(P):
+    """Four of six coordinates (U1 = -2X, S1 = -(6X + 8Y), ZZ12 = 4ZZ, ZZZ12 = 8ZZZ; with
+    H = R = 1) whose add-2008-s finish is P itself, as (4X, 8Y, 4ZZ, 8ZZZ), the same point
+    (lambda = 2): X3 = 1 - 1 + 4X, Y3 = (-2X - 4X) + 6X + 8Y. Additions only; lambda = 1 would
+    need X/2. A step whose result is one of its operands runs the finish on these instead of
+    keeping that operand live across it (`mstep`)."""
+    X, Y, ZZ, ZZZ = P.coords()
+    X2 = X + X
+    return -X2, -(_twice(X2, 1) + X2 + _twice(Y, 3)), _twice(ZZ, 2), _twice(ZZZ, 3)
 
 
 def _f_neg(P):
@@ -122,6 +140,7 @@ def _programs():
             ("dblin", "double_inputs", ("xyzz",), f_double_inputs),
             ("neg", "neg", ("xyzz",), _f_neg),
             ("mprod", "mixed_products", ("xyzz", "affine"), f_mixed_products),
+            ("kin", "keep_inputs", ("xyzz",), f_keep_inputs),
             ("cneg", "coord_neg", ("coord",), _f_coord_neg))
 
 
@@ -179,6 +198,39 @@ def _results(S: Shape, p: str, fn: dict) -> str:
     return ", ".join(S.names(p, fn["n"])) + " = "
 
 
+def _finish(S: Shape, ident: list[int], fns: dict, t: list[str]) -> list[str]:
+    """The end of `pstep` and `mstep`, from the six coordinates u (and the flags aid, bid,
+    opp) to the returned words. A step whose result is one of its operands (`t`: that
+    operand's XYZZ words, by lane) finishes on `kin_fn`'s inputs for it (H = R = 1), and
+    P = -Q on ZZ12 = ZZZ12 = 0, both only where a lane of the block needs it: so no operand
+    stays live across the finish, where selecting the result after it kept 4·L words of
+    registers live through its eight products. The identity comes out as stored (X = Y = 1,
+    ZZ = ZZZ = 0) whatever X3, Y3 the finish left."""
+    K, L, d = S.K, S.L, S.d
+    kin, fin = fns["kin"]["map"], fns["fin"]["map"]
+    one = [ident[k * L + j] for k in range(d) for j in range(L)]            # 1 of Fq or Fq2
+    lines = ["    keep = aid | bid",
+             "    if tl.reduce((keep | opp).to(tl.int32), 0, _any) > 0:"]
+    lines += [f"        {w} = {x}" for w, x in zip(S.names("t"), t)]
+    lines.append(f"        {_results(S, 'h', fns['kin'])}kin_fn({', '.join(S.names('t'))})")
+    # kin's outputs (U1, S1, ZZ12, ZZZ12) into u's components 0..2d and 4d..6d
+    for q, src in [(q, q) for q in range(2 * d)] + [(4 * d + q, 2 * d + q) for q in range(2 * d)]:
+        for j in range(L):
+            w = f"tl.where(keep, h{kin[src]}_{j}, u{q}_{j})"
+            lines.append(f"        u{q}_{j} = " + (f"tl.where(opp, tl.full([], 0, tl.uint32), {w})" if q >= 4 * d else w))
+    for q in range(2 * d, 4 * d):                                             # H = R = 1
+        for j in range(L):
+            lines.append(f"        u{q}_{j} = tl.where(keep, tl.full([], {one[(q % d) * L + j]}, tl.uint32), u{q}_{j})")
+    lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(S.names('u', 6 * d))})")
+    lines.append(f"    oid = {_zero([f'x{fin[k]}_{j}' for k in range(2 * d, 3 * d) for j in range(L)])}")
+    outs = []
+    for k in range(K):
+        for j in range(L):
+            w = f"x{fin[k]}_{j}"
+            outs.append(w if 2 * d <= k < 3 * d else f"tl.where(oid, tl.full([], {ident[k * L + j]}, tl.uint32), {w})")
+    return lines + [f"    return {', '.join(outs)}", ""]
+
+
 def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     K, L, d = S.K, S.L, S.d
     a, b = S.names("a"), S.names("b")
@@ -214,19 +266,7 @@ def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     for q in range(six):
         for j, w in zip(range(L), mapped("g", "dblin", q)):
             lines.append(f"        u{q}_{j} = tl.where(same, {w}, u{q}_{j})")
-    # an identity operand gives the other one: chosen before the finish, so that one point
-    # (not both operands) stays live across it
-    lines.append("    keep = aid | bid")
-    lines += [f"    k{i} = tl.where(aid, {b[i]}, {a[i]})" for i in range(K * L)]
-    lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(u)})")
-    outs = []
-    for k in range(K):
-        for j, sw in zip(range(L), mapped("x", "fin", k)):
-            i = k * L + j
-            idw = f"tl.full([], {ident[i]}, tl.uint32)"
-            lines.append(f"    o{i} = tl.where(keep, k{i}, tl.where(opp, {idw}, {sw}))")
-            outs.append(f"o{i}")
-    lines += [f"    return {', '.join(outs)}", ""]
+    lines += _finish(S, ident, fns, [f"tl.where(aid, {y}, {x})" for x, y in zip(a, b)])
     # pneg: -P (the identity stays the identity: its ZZ stays 0)
     lines += ["@triton.jit", f"def pneg({', '.join(a)}):",
               f"    {_results(S, 'n', fns['neg'])}neg_fn({', '.join(a)})",
@@ -251,7 +291,7 @@ def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
     """`mstep`: the complete addition P + Q of an XYZZ P and an affine Q (all-zero words: the
     identity), madd-2008-s's products (`mprod_fn`: H, R) and the shared finish, with the same
     per-lane choices as `pstep`; `pnegy`: -Q of an affine Q (x, -y)."""
-    K, L, d = S.K, S.L, S.d
+    L, d = S.L, S.d
     a, b = S.names("a"), S.names("b", 2 * d)
     u = [S.comp("a", k) for k in range(2 * d)] + \
         [[f"f{fns['mprod']['map'][q]}_{j}" for j in range(L)] for q in range(2 * d)] + \
@@ -271,20 +311,8 @@ def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
     for q in range(6 * d):
         for j in range(L):
             lines.append(f"        u{q}_{j} = tl.where(same, g{fns['dblin']['map'][q]}_{j}, u{q}_{j})")
-    # Q lifted to XYZZ (ZZ = ZZZ = 1), or the identity as stored: what an identity P gives
-    lines.append("    keep = aid | bid")
-    for i, lift in enumerate(_lifted(S, ident, "b")):
-        zero_id = f"tl.full([], {ident[i]}, tl.uint32)"
-        lines.append(f"    k{i} = tl.where(aid, tl.where(bid, {zero_id}, {lift}), {a[i]})")
-    lines.append(f"    {_results(S, 'x', fns['fin'])}fin_fn({', '.join(S.names('u', 6 * d))})")
-    outs = []
-    for k in range(K):
-        for j in range(L):
-            i = k * L + j
-            sw = f"x{fns['fin']['map'][k]}_{j}"
-            lines.append(f"    o{i} = tl.where(keep, k{i}, tl.where(opp, tl.full([], {ident[i]}, tl.uint32), {sw}))")
-            outs.append(f"o{i}")
-    lines += [f"    return {', '.join(outs)}", ""]
+    t = [f"tl.where(aid & (bid == 0), {lift}, {w})" for lift, w in zip(_lifted(S, ident, "b"), a)]
+    lines += _finish(S, ident, fns, t)
     ys = S.comps("b", range(d, 2 * d))
     lines += ["@triton.jit", f"def pnegy({', '.join(b)}):",
               f"    {', '.join(S.names('n', fns['cneg']['n']))} = cneg_fn({', '.join(ys)})",

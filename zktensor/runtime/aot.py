@@ -62,7 +62,8 @@ def compile_kernel(fn, arch: str = "sm_90a", signature=None, constexprs=None, nu
                    timeout: float | None = None, coalesce: bool = False, maxnreg: int | None = None) -> dict:
     """Compile one @triton.jit kernel (defined in a file) for `arch` in a fresh process.
 
-    Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "seconds"}.
+    Returns {"arch", "registers", "local_bytes", "spills", "sass": {opcode: count}, "loop"
+    (`loop_mix`), "seconds"}.
     `signature`/`constexprs` default to the generated elementwise kernels' convention.
     `coalesce`: run Triton's coalescing pass, as the NTT kernel's launches do; limb
     kernels are launched without it (runtime/triton_passes.py), and compiled so here.
@@ -98,6 +99,43 @@ def sass_mix(sass: str) -> dict:
         if m:
             ops[m.group(1)] += 1
     return dict(ops)
+
+
+_INSTR = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?\s*([^;]*);")
+RARE_BRANCH_WINDOW = 400        # instructions from a block-wide vote to the branch it decides
+
+
+def loop_mix(sass: str) -> dict | None:
+    """The instruction mix of a kernel's main loop as most of its trips run it, from the
+    SASS text: the instructions between the backward branch that spans the most and its
+    target, less the code that a block-wide `if` skips (`if tl.reduce(flag, 0, _any) > 0`
+    in the device MSM: a REDUX, then, within RARE_BRANCH_WINDOW instructions, a predicated
+    forward BRA, taken where no lane needs the code: P = Q, an identity operand). A static
+    reading of the SASS, not a count of what a GPU ran. None without a loop. Returns
+    {"loop": instructions in the loop, "rare": those skipped, "hot": {opcode: count}}."""
+    ins = [(int(m.group(1), 16), m.group(2), m.group(3), m.group(4)) for m in map(_INSTR.match, sass.splitlines()) if m]
+    at = {a: i for i, (a, *_) in enumerate(ins)}
+
+    def target(i):
+        t = re.match(r"\s*(0x[0-9a-f]+|[0-9a-f]+)", ins[i][3])
+        return int(t.group(1), 16) if t else None
+    back = [(i, at[t]) for i in range(len(ins)) if ins[i][2] == "BRA" and (t := target(i)) is not None
+            and t < ins[i][0] and t in at]
+    if not back:
+        return None
+    end, start = max(back, key=lambda b: b[0] - b[1])
+    rare = set()
+    for i in range(start, end):
+        if ins[i][2] != "REDUX":
+            continue
+        for k in range(i + 1, min(i + RARE_BRANCH_WINDOW, end)):
+            if ins[k][2] == "BRA" and ins[k][1]:
+                t = target(k)
+                if t is not None and t > ins[k][0] and t in at:
+                    rare.update(range(k + 1, at[t]))
+                break
+    hot = collections.Counter(ins[i][2] for i in range(start, end + 1) if i not in rare)
+    return {"loop": end - start + 1, "rare": len(rare & set(range(start, end + 1))), "hot": dict(hot)}
 
 
 def _worker() -> None:
@@ -141,7 +179,7 @@ def _worker() -> None:
     mine = usage.get(req["name"]) or next(iter(usage.values()))
     ops = sass_mix(sass)
     print(json.dumps({"arch": req["arch"], "registers": mine["REG"], "local_bytes": mine["LOCAL"],
-                      "stack_bytes": mine.get("STACK", 0), "functions": usage, "sass": ops,
+                      "stack_bytes": mine.get("STACK", 0), "functions": usage, "sass": ops, "loop": loop_mix(sass),
                       "spills": "STL" in ops or "LDL" in ops or mine["LOCAL"] > 0, "seconds": round(seconds, 2)}))
 
 
