@@ -1,8 +1,8 @@
 """Triton kernels of the device-resident MSM: bucket accumulation and the reduction chain.
 
-The group arithmetic is the compiler's: three `ec` programs are traced, lowered by the field
-pipeline and limbs-to-triton, and their device functions (`kernel_0_fn` of each, renamed)
-are pasted into one module with the kernels below:
+The group arithmetic is the compiler's: the `ec` programs below are traced, lowered by the
+field pipeline and limbs-to-triton, and their device functions (`kernel_0_fn` of each,
+renamed) are pasted into one module with the kernels:
 
     prod_fn   the products of add-2008-s: (U1, S1, H, R, ZZ1·ZZ2, ZZZ1·ZZZ2) of P and Q
     fin_fn    the rest of add-2008-s from those six coordinates (`msm_triton.ADD_PARTS`)
@@ -17,11 +17,12 @@ are pasted into one module with the kernels below:
               U1 = -2X, S1 = -(6X + 8Y), ZZ12 = 4ZZ, ZZZ12 = 8ZZZ; additions only)
     cneg_fn   -y of a coordinate (an affine -Q is (x, -y))
 
-so a kernel holds one instance of the finish whether it adds, doubles or returns an operand. Each program is
-fused into one device function whatever the group's `triton_cuts` say: those cut the
-elementwise point kernels for the register budget, but the device MSM's loop needs one
-function per formula, so the big groups (BLS12-381 G2, MNT4-753 G1) compile here with
-register spills (reported by `bench/sass_report.py`, tests/ec/test_msm_device.py).
+so a kernel holds one instance of the finish whether it adds, doubles or returns an
+operand. Each program is fused into one device function whatever the group's
+`triton_cuts` say: those cut the elementwise point kernels for the register budget, but
+the device MSM's loop needs one function per formula, so the big groups (BLS12-381 G2,
+MNT4-753 G1) compile here with register spills (reported by `bench/sass_report.py`,
+tests/ec/test_msm_device.py).
 
 What a straight-line formula cannot do is done here, branch-free per lane: `pstep` is the
 complete XYZZ addition or doubling. Every case is a choice of the finish's six inputs,
