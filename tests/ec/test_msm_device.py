@@ -379,6 +379,15 @@ def test_weighted_table_too_small():
                               weighted=lambda w: table)
 
 
+def test_layout_refuses_lanes_past_int32():
+    """The accumulation stores each lane's sum at an int32 column: a round of 2^31 lanes or
+    more is refused by `layout`, before anything is allocated; one lane fewer is laid out."""
+    lay = device.layout(1 << 31, 1, 2, 1, 2)          # one row of 2 buckets, segments of 2
+    assert lay["lanes"][0] == (1 << 30) + 2
+    with pytest.raises(ValueError, match=r"accumulation lanes in a round; at most 2\^31 - 1"):
+        device.layout(1 << 32, 1, 2, 1, 2)
+
+
 def _count_launches(monkeypatch, name, n):
     """(guard, stats, kernels made) of `zt.msm` over n bases and full-width scalars (Python
     ints: host data, uploaded once) on the Triton target, every launch made and counted
@@ -548,18 +557,19 @@ def _aot(name, strategy, kernel, maxnreg=None, loop=False):
 AOT_GROUPS = ("bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2", "mnt4753.g1")
 AOT_DEVICE = [pytest.param(g, k, s, id=f"{g}-{k}-{s}") for g in AOT_GROUPS for k in msm_device.KERNELS
               for s in ("int32", "fp64") if g == "bn254.g1" or os.environ.get("ZKTENSOR_AOT_ALL") == "1"]
-# the accumulations, whose work grows with n: for these a trip of the loop (the code every
-# addition runs, `aot.loop_mix`) has no spill instruction; the code of rare cases may
-SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g1", "accumulate_affine", "int32"),
-              ("bn254.g1", "accumulate_affine", "fp64")}
+# the accumulations, whose work grows with n, compile without spills for these (int32)
+SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g1", "accumulate_affine", "int32")}
+# and for these a trip of the loop (the code every addition runs, `aot.loop_mix`) has none
+LOOP_SPILL_FREE = SPILL_FREE | {("bn254.g1", "accumulate_affine", "fp64")}
 
 
 @pytest.mark.parametrize("name,kernel,strategy", AOT_DEVICE)
 def test_aot_sm90a(name, kernel, strategy):
-    """The device-MSM kernels compile for sm_90a within the register file; a trip of BN254
-    G1's int32 accumulation loops, and of its fp64 one over affine bases, without spills. The
-    other kernels' spills (G1's chain; every G2 kernel, whose points are twice as many words)
-    are known and reported, not hidden (ARCHITECTURE.md, bench/results/sass_keep_inputs.md)."""
+    """The device-MSM kernels compile for sm_90a within the register file; BN254 G1's int32
+    accumulation without spills, and a trip of its fp64 accumulation over affine bases too.
+    The other kernels' spills (G1's chain; every G2 kernel, whose points are twice as many
+    words) are known and reported, not hidden (ARCHITECTURE.md,
+    bench/results/sass_keep_inputs.md)."""
     from zktensor.runtime import aot
     if not aot.available():
         pytest.skip("triton wheel without ptxas/cuobjdump")
@@ -568,6 +578,9 @@ def test_aot_sm90a(name, kernel, strategy):
     if name in ("bls12_381.g2", "mnt4753.g1"):      # left to itself, ptxas gave the fp64 chain 32 registers
         assert regs > 128, f"{name} {kernel} ({strategy}): {regs} registers, {spills} spills"
     if (name, kernel, strategy) in SPILL_FREE:
+        assert local == 0 and spills == 0, f"{name} {kernel} ({strategy}): {regs} registers, {local} bytes local, " \
+                                           f"{spills} spills"
+    if (name, kernel, strategy) in LOOP_SPILL_FREE:
         loop_spills = hot.get("STL", 0) + hot.get("LDL", 0)
         assert loop_spills == 0 and hot.get("DFMA" if strategy == "fp64" else "IMAD", 0) > 0, \
             f"{name} {kernel} ({strategy}): {regs} registers, {loop_spills} spills a trip ({spills} in all)"

@@ -23,7 +23,6 @@ digits' range, and the MSM against py_ecc.
 """
 from __future__ import annotations
 
-
 from ..passes.limbs_to_triton import HEADER
 from ..runtime.triton_modules import loaded_module
 from .msm_device import _ints, _kernel_head

@@ -72,7 +72,6 @@ tests' Python-int oracle).
 """
 from __future__ import annotations
 
-
 import torch
 
 from ..passes.limbs_to_triton import HEADER
@@ -433,7 +432,9 @@ def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]
           "    before = tl.load(ends + b - 1, mask=valid & (b > 0), other=0)",
           "    i = tl.where(tail, e_b - before, j - before)",      # the segment's index in its bucket
           "    col0 = tl.load(seg_end + b - 1, mask=valid & (b > 0), other=0)",
-          "    oc = tl.where(bal, col0 + i, j)",                    # where its sum goes: bucket-major
+          # where its sum goes (bucket-major), as int32: it is live across the loop, and as a
+          # pair of registers ptxas spilled it (a round has fewer than 2^31 lanes: `layout`)
+          "    oc = tl.where(bal, col0 + i, j).to(tl.int32)",
           "    e0 = tl.load(start + b, mask=valid, other=0) + i * S",
           "    e1 = tl.minimum(e0 + S, tl.load(start + b + 1, mask=valid, other=0))",
           "    e = e0",

@@ -25,7 +25,6 @@ why are data in `zktensor.algebra.curves`.
 """
 from __future__ import annotations
 
-
 import torch
 
 from ..ir import ec as E

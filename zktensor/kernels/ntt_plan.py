@@ -142,7 +142,8 @@ def powers(F, base: int, count: int, device=None, scale: int = 1) -> torch.Tenso
 class Tables:
     """Twiddles and coset powers of one (field, N, device) as torch tensors, made on first
     use. `HostTables` is the same cache over numpy arrays: the two differ only in how the
-    powers are made (`_powers`), joined (`_cat`) and permuted (`_bitrev`)."""
+    powers are made (`_powers`), joined (`_cat`) and permuted (`_bitrev`), and a constant
+    is made (`_constant`)."""
 
     def __init__(self, F, n: int, device):
         self.F, self.n, self.device = F, n, device
@@ -161,12 +162,15 @@ class Tables:
     def _bitrev(self, t):
         return bitrev(t).contiguous()
 
+    def _constant(self, value: int):
+        return self.F.full((1,), value, device=self.device).data
+
     def constant(self, value: int):
-        """value as (L, 1) limbs on the device, made once (a transform's N^-1): no upload per call."""
+        """value as (L, 1) limbs, made once (a transform's N^-1): no upload per call."""
         with self.lock:
             t = self._const.get(value)
             if t is None:
-                t = self._const[value] = self.F.full((1,), value, device=self.device).data
+                t = self._const[value] = self._constant(value)
             return t
 
     def twiddles(self, inverse: bool):
@@ -263,13 +267,8 @@ class HostTables(Tables):
     def _bitrev(self, t: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(t[:, bitrev_host(self.n)])
 
-    def constant(self, value: int) -> np.ndarray:
-        """value as (L, 1) Montgomery words (made once)."""
-        with self.lock:
-            t = self._const.get(value)
-            if t is None:
-                t = self._const[value] = np.ascontiguousarray(mont_limbs(self.F, [value % self.F.p]).reshape(-1, 1))
-            return t
+    def _constant(self, value: int) -> np.ndarray:
+        return np.ascontiguousarray(mont_limbs(self.F, [value % self.F.p]).reshape(-1, 1))
 
 
 _host_tables: dict = {}

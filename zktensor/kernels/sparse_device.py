@@ -24,7 +24,6 @@ target's `SegmentPlan` sums and the tests' Python ints (tests/kernels/test_spars
 """
 from __future__ import annotations
 
-
 import torch
 
 from ..passes.limbs_to_triton import HEADER
@@ -79,8 +78,6 @@ def module(F, strategy: str, interpret: bool):
     """The loaded module (cached on disk by its source, and per process)."""
     return loaded_module("sparse_device", (F.name, strategy, interpret), lambda: module_source(F, strategy),
                          TEMPLATE_VERSION, "triton-sparse-device", ["csr_fma"], interpret)
-
-
 
 
 def _limbs(t: torch.Tensor) -> list:

@@ -94,6 +94,9 @@ def layout(n: int, B: int, C: int, W: int, S: int) -> dict:
     for _ in range(R):
         lanes.append(-(-entries // S) + NB)
         entries = lanes[-1]
+    if max(lanes) >= 1 << 31:            # the accumulation stores a lane's sum at an int32 column
+        raise ValueError(f"device MSM: {max(lanes)} accumulation lanes in a round; at most 2^31 - 1 "
+                         f"(fewer points or batch rows a call)")
     return dict(N=N, rows=rows, NB=NB, R=R, lanes=lanes)
 
 
