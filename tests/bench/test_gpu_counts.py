@@ -20,12 +20,12 @@ def test_accumulation_steps_are_the_kernels(monkeypatch):
     P = G.generator((len(ks),))
     mod = msm_device.module(G, MSMConfig().strategy, "cpu", True)
     calls, seen = [0], []
-    orig = mod.pstep
+    orig = mod.padd
 
     def counted(*a, **k):
         calls[0] += 1
         return orig(*a, **k)
-    monkeypatch.setattr(mod, "pstep", counted)
+    monkeypatch.setattr(mod, "padd", counted)
 
     def launch(kernel, grid, args, interpret, block, max_registers=None):
         st = gpu_counts.accumulation_steps(kernel, args, B)

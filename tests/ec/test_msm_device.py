@@ -113,7 +113,7 @@ def test_accumulation_lanes_every_case(mixed, balanced):
     """One accumulation launch with lanes laid out by hand (the order of equal sort keys is
     the sort's to choose, so an MSM cannot pin a case to a lane): a sum that falls to the
     identity and then meets a base, an identity base first and last, P + P, P + Q, P - P,
-    and a single negated entry. Each bucket's sum against the oracle, for `pstep` (XYZZ
+    and a single negated entry. Each bucket's sum against the oracle, for `padd` (XYZZ
     bases) and `mstep` (affine); `balanced`, the lanes run the buckets in another order
     (`last`, no full segments before them) and still store each sum at its bucket's column."""
     name = "bn254.g1"
@@ -143,7 +143,7 @@ def test_accumulation_lanes_every_case(mixed, balanced):
 def test_first_entry_starts_the_sum(monkeypatch):
     """A lane's first entry is its sum's start, not an addition to the identity: each
     accumulation launch runs the point formula (`mstep` in the first round over affine
-    bases, `pstep` after it) one time fewer than its longest segment's entries, and a round
+    bases, `padd` after it) one time fewer than its longest segment's entries, and a round
     of one-entry segments runs it not at all (XYZZ bases: tests/bench/test_gpu_counts.py,
     block by block). 64 bases with the identity, a repeated base, P and -P among them;
     4-bit scalars in one window of 5 bits (digit = scalar), segments of 4: three rounds,
@@ -155,7 +155,7 @@ def test_first_entry_starts_the_sum(monkeypatch):
     S, C = 4, 5
     mod = msm_device.module(G, MSMConfig().strategy, "cpu", True)
     calls, runs = [0], []
-    for fn in ("pstep", "mstep"):
+    for fn in ("padd", "pstep", "mstep"):
         orig = getattr(mod, fn)
 
         def counted(*a, _orig=orig, **k):
@@ -557,8 +557,9 @@ def _aot(name, strategy, kernel, maxnreg=None, loop=False):
 AOT_GROUPS = ("bn254.g1", "bn254.g2", "bls12_381.g1", "bls12_381.g2", "mnt4753.g1")
 AOT_DEVICE = [pytest.param(g, k, s, id=f"{g}-{k}-{s}") for g in AOT_GROUPS for k in msm_device.KERNELS
               for s in ("int32", "fp64") if g == "bn254.g1" or os.environ.get("ZKTENSOR_AOT_ALL") == "1"]
-# the accumulations, whose work grows with n, compile without spills for these (int32)
-SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g1", "accumulate_affine", "int32")}
+# the accumulations, whose work grows with n, compile without spills for these
+SPILL_FREE = {("bn254.g1", "accumulate", "int32"), ("bn254.g1", "accumulate_affine", "int32"),
+              ("bn254.g1", "accumulate", "fp64")}
 # and for these a trip of the loop (the code every addition runs, `aot.loop_mix`) has none
 LOOP_SPILL_FREE = SPILL_FREE | {("bn254.g1", "accumulate_affine", "fp64")}
 
@@ -566,10 +567,11 @@ LOOP_SPILL_FREE = SPILL_FREE | {("bn254.g1", "accumulate_affine", "fp64")}
 @pytest.mark.parametrize("name,kernel,strategy", AOT_DEVICE)
 def test_aot_sm90a(name, kernel, strategy):
     """The device-MSM kernels compile for sm_90a within the register file; BN254 G1's int32
-    accumulation without spills, and a trip of its fp64 accumulation over affine bases too.
+    accumulations and its fp64 XYZZ accumulation without spills, and a trip of its fp64
+    accumulation over affine bases too.
     The other kernels' spills (G1's chain; every G2 kernel, whose points are twice as many
     words) are known and reported, not hidden (ARCHITECTURE.md,
-    bench/results/sass_keep_inputs.md)."""
+    bench/results/sass_double_from.md)."""
     from zktensor.runtime import aot
     if not aot.available():
         pytest.skip("triton wheel without ptxas/cuobjdump")

@@ -24,15 +24,19 @@ the device MSM's loop needs one function per formula, so the big groups (BLS12-3
 MNT4-753 G1) compile here with register spills (reported by `bench/sass_report.py`,
 tests/ec/test_msm_device.py).
 
-What a straight-line formula cannot do is done here, branch-free per lane: `pstep` is the
-complete XYZZ addition or doubling. Every case is a choice of the finish's six inputs,
+What a straight-line formula cannot do is done here, branch-free per lane: `padd` (the
+accumulation's) is the complete XYZZ addition, `pstep` (the chain's) the same or a
+doubling, by its trip. Every case is a choice of the finish's six inputs,
 made per lane with `tl.where`: the products (P + Q), the doubling's (P = Q), `kin_fn`'s
 for the operand that is the result (the other one is the identity, ZZ = 0), and
 ZZ12 = ZZZ12 = 0 for the identity (P = -Q); the rare ones are computed only when some lane
 of the block needs them, and an identity result is stored as `GroupSpace.identity` stores
 it. Choosing inputs, not results, keeps no operand live across the finish's eight
 products: selecting the result after it held a whole point (4·L words) in registers
-there. Values are canonical (< p), so a component is zero exactly when its words are.
+there. `padd` and `mstep` double P = Q from the products, (U1, S1, ZZ12, ZZZ12), which is
+P in XYZZ form, not from P itself: fewer registers held across the products, and no spill
+in the accumulation's loop (`bench/results/sass_double_from.md`). Values are
+canonical (< p), so a component is zero exactly when its words are.
 
 `mstep` is the same complete addition with an affine second operand, its identity all-zero
 words ((0, 0) lies on none of the curves: their b is nonzero).
@@ -82,7 +86,7 @@ from ..runtime.triton_modules import loaded_module, triton_mode
 from ..runtime.triton_passes import skip_coalesce
 from .msm_triton import ADD_PARTS, _join_words, _split_words, num_warps
 
-TEMPLATE_VERSION = "7"
+TEMPLATE_VERSION = "8"
 KERNELS = ("accumulate", "accumulate_affine", "chain")
 
 
@@ -231,6 +235,33 @@ def _finish(S: Shape, ident: list[int], fns: dict, t: list[str]) -> list[str]:
     return lines + [f"    return {', '.join(outs)}", ""]
 
 
+def _cases(S: Shape, ind: str) -> list[str]:
+    """A lane's case from the products u and the operands' identity flags aid, bid: P = Q
+    (`same`: H = R = 0) or P = -Q (`opp`: H = 0, R != 0), neither operand the identity."""
+    d = S.d
+    return [f"{ind}hz = {_zero(S.comps('u', range(2 * d, 3 * d)))}",
+            f"{ind}rz = {_zero(S.comps('u', range(3 * d, 4 * d)))}",
+            f"{ind}both = (aid == 0) & (bid == 0)",
+            f"{ind}same = hz & rz & both",
+            f"{ind}opp = hz & (rz == 0) & both"]
+
+
+def _double_from(S: Shape, fns: dict) -> list[str]:
+    """Where a lane has P = Q (`same`), the doubling's inputs in place of the six
+    coordinates u, made only where a lane of the block needs them, from P as u holds it:
+    (U1, S1, ZZ12, ZZZ12) = (X1·ZZ2, Y1·ZZZ2, ZZ1·ZZ2, ZZZ1·ZZZ2) is P in XYZZ form (x =
+    U1/ZZ12 = X1/ZZ1, y = S1/ZZZ12 = Y1/ZZZ1, and ZZ12^3 = ZZZ12^2 as ZZ^3 = ZZZ^2 for both
+    operands). `mstep`'s u holds P's own coordinates there (ZZ2 = ZZZ2 = 1)."""
+    d = S.d
+    lines = ["    if tl.reduce(same.to(tl.int32), 0, _any) > 0:",
+             f"        {_results(S, 'g', fns['dblin'])}"
+             f"dblin_fn({', '.join(S.comps('u', [*range(2 * d), *range(4 * d, 6 * d)]))})"]
+    for q in range(6 * d):
+        for j in range(S.L):
+            lines.append(f"        u{q}_{j} = tl.where(same, g{fns['dblin']['map'][q]}_{j}, u{q}_{j})")
+    return lines
+
+
 def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
     K, L, d = S.K, S.L, S.d
     a, b = S.names("a"), S.names("b")
@@ -243,19 +274,26 @@ def _helpers(S: Shape, ident: list[int], fns: dict) -> str:
 
     def mapped(p, fn, q):                        # words of program output q of `fn`
         return [f"{p}{fns[fn]['map'][q]}_{j}" for j in range(L)]
-    # pstep: P + Q (do_add) or 2P, complete
+    # padd: P + Q, complete (the accumulation's step); the doubling reads P from the products
+    # (`_double_from`)
+    lines += ["@triton.jit", f"def padd({', '.join(a + b)}):",
+              f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
+              f"    bid = {_zero(S.comps('b', range(2 * d, 3 * d)))}",
+              f"    {_results(S, 'f', fns['prod'])}prod_fn({', '.join(a + b)})"]
+    lines += [f"    {', '.join(S.comp('u', q))} = {', '.join(mapped('f', 'prod', q))}" for q in range(six)]
+    lines += _cases(S, "    ")
+    lines += _double_from(S, fns)
+    lines += _finish(S, ident, fns, [f"tl.where(aid, {y}, {x})" for x, y in zip(a, b)])
+    # pstep: P + Q (do_add) or 2P, complete (the chain's step, which doubles or adds by its
+    # trip). Its doubling reads P itself: from the products, the fp64 chain spilled more
+    # (a static reading of its SASS, `bench/results/sass_double_from.md`)
     lines += ["@triton.jit", f"def pstep({', '.join(a + b)}, do_add):",
               f"    aid = {_zero(S.comps('a', range(2 * d, 3 * d)))}",
               "    if do_add:",
               f"        {_results(S, 'f', fns['prod'])}prod_fn({', '.join(a + b)})"]
     lines += [f"        {', '.join(S.comp('u', q))} = {', '.join(mapped('f', 'prod', q))}" for q in range(six)]
-    lines += [f"        bid = {_zero(S.comps('b', range(2 * d, 3 * d)))}",
-              f"        hz = {_zero(S.comps('u', range(2 * d, 3 * d)))}",
-              f"        rz = {_zero(S.comps('u', range(3 * d, 4 * d)))}",
-              "        both = (aid == 0) & (bid == 0)",
-              "        same = hz & rz & both",
-              "        opp = hz & (rz == 0) & both",
-              "    else:",
+    lines += [f"        bid = {_zero(S.comps('b', range(2 * d, 3 * d)))}"] + _cases(S, "        ")
+    lines += ["    else:",
               f"        {', '.join(u)} = {', '.join(S.names('a', six) if six <= K else (a * 2)[:len(u)])}",
               "        bid = aid != aid",
               "        opp = bid",
@@ -301,16 +339,8 @@ def _mixed_helpers(S: Shape, ident: list[int], fns: dict) -> str:
              f"    bid = {_zero(b)}",
              f"    {_results(S, 'f', fns['mprod'])}mprod_fn({', '.join(a + b)})"]
     lines += [f"    {', '.join(S.comp('u', q))} = {', '.join(u[q])}" for q in range(6 * d)]
-    lines += [f"    hz = {_zero(S.comps('u', range(2 * d, 3 * d)))}",
-              f"    rz = {_zero(S.comps('u', range(3 * d, 4 * d)))}",
-              "    both = (aid == 0) & (bid == 0)",
-              "    same = hz & rz & both",
-              "    opp = hz & (rz == 0) & both",
-              "    if tl.reduce(same.to(tl.int32), 0, _any) > 0:",
-              f"        {_results(S, 'g', fns['dblin'])}dblin_fn({', '.join(a)})"]
-    for q in range(6 * d):
-        for j in range(L):
-            lines.append(f"        u{q}_{j} = tl.where(same, g{fns['dblin']['map'][q]}_{j}, u{q}_{j})")
+    lines += _cases(S, "    ")
+    lines += _double_from(S, fns)
     t = [f"tl.where(aid & (bid == 0), {lift}, {w})" for lift, w in zip(_lifted(S, ident, "b"), a)]
     lines += _finish(S, ident, fns, t)
     ys = S.comps("b", range(d, 2 * d))
@@ -456,9 +486,8 @@ def _accumulate(S: Shape, ident: list[int], name: str, mixed: bool) -> list[str]
           "        e = e0 + s",
           "        m = valid & (e < e1)"]
     _entry(SP, mixed, L, "        ")
-    step = "mstep(" if mixed else "pstep("
-    L.append(f"        {', '.join(S.names('c'))} = {step}{', '.join(S.names('c') + SP.names('p'))}"
-             + ("" if mixed else ", True") + ")")
+    step = "mstep(" if mixed else "padd("
+    L.append(f"        {', '.join(S.names('c'))} = {step}{', '.join(S.names('c') + SP.names('p'))})")
     _store(S, "c", "out", "oc", "tl.where(bal, valid, live)", L)
     L.append("")
     return L
