@@ -5,8 +5,8 @@
 #                                        and benchmarks' kernels, a proof of one fixture per curve)
 #                                        and copy the test fixtures into .gpu-fixtures/ (ignored)
 #   scripts/gpu.sh OUTDIR [STEP ...]     there. STEP: env warmup tests-pass tests tests-ops
-#                                        tests-proofs compile compile-warmup msm profile ntt
-#                                        groth16:K (2^K constraints); default: env compile-warmup
+#                                        tests-proofs compile compile-warmup msm profile accumulate
+#                                        ntt groth16:K (2^K constraints); default: env compile-warmup
 #                                        tests-pass tests msm profile ntt groth16:16 groth16:18
 #
 # Name .gpu-fixtures in the device tool's `carry`: it holds the fixtures, the pre-built source
@@ -35,6 +35,8 @@
 # word-major and point-major (MSMConfig.point_major); GPU_PROFILE_VARIANTS names the profiles
 # instead (e.g. "plain plain-pm weighted-mixed-pm"); ZKTENSOR_STRATEGY picks the proofs' strategy (default fp64 on an
 # H100/H200: runtime.target.gpu_default);
+# GPU_ACC_CAPS (0,168,128) and GPU_ACC_BLOCKS (64) are the register caps and BLOCKs of the
+# accumulate step (bench/gpu_accumulate.py; 0: the default cap);
 # GPU_PACK_CACHE=0 leaves Triton's cache unpacked (a session's last call). No node there:
 # bench.groth16 writes its circuits from Python (bench/pycircuits.py), makes their keys with
 # zktensor's setup on the GPU and records why the snarkjs/rapidsnark rows are missing.
@@ -82,7 +84,7 @@ PYEOF
     exit 0
 fi
 
-OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
+OUT="${1:?usage: scripts/gpu.sh OUTDIR [env|warmup|tests-ops|tests-proofs|compile|msm|profile|accumulate|ntt|groth16:K ...] | scripts/gpu.sh --pack}"
 shift
 STEPS="${*:-env compile-warmup tests-pass tests msm profile ntt groth16:16 groth16:18}"
 LIMIT="${GPU_STEP_SECONDS:-540}"
@@ -227,6 +229,15 @@ for step in $STEPS; do
                     --group bn254.g1 --log-sizes "${GPU_PROFILE_SIZES:-16,20}" --json "$OUT/profile_${s}_$v.json" \
                     $(case "$v" in weighted*) echo --weighted ;; esac) $(case "$v" in *mixed*) echo --mixed ;; esac) \
                     $(case "$v" in *-pm) echo --point-major ;; esac)
+            done
+        done ;;
+    accumulate)     # the accumulation kernel alone on synthetic rounds, by access pattern, cap and
+                    # BLOCK (bench/gpu_accumulate.py): gathers, latency or arithmetic
+        for s in ${GPU_STRATEGIES//,/ }; do
+            for m in "" $([ "${GPU_MIXED:-1}" = 1 ] && echo --mixed); do
+                run_step "accumulate-$s${m:+-mixed}" env ZKTENSOR_STRATEGY="$s" "$PY" -m bench.gpu_accumulate \
+                    --group bn254.g1 --caps "${GPU_ACC_CAPS:-0,168,128}" --blocks "${GPU_ACC_BLOCKS:-64}" \
+                    --json "$OUT/accumulate_${s}${m:+_mixed}.json" $m
             done
         done ;;
     ntt)

@@ -582,15 +582,15 @@ def launch(kernel, grid, args, interpret: bool, block: int, max_registers: int |
     """Launch a kernel of this module's convention (or of one built on it, `sparse_device`):
     one lane a thread, so the warps follow from BLOCK; compiled without Triton's coalescing
     pass (`runtime.triton_passes`); counted (`runtime.counters`). `max_registers`: ptxas's
-    .maxnreg (`MSMConfig.max_registers`; a compile option, so each cap is its own binary)."""
+    .maxnreg (`MSMConfig.max_registers`; a compile option, so each cap is its own binary).
+    Returns what Triton's launch returns (compiled: the kernel, with its n_regs and n_spills)."""
     with counters.kernel():
         if interpret:
             with triton_mode(True):
-                kernel[grid](*args, BLOCK=block)
-        else:
-            cap = {} if max_registers is None else {"maxnreg": max_registers}
-            with skip_coalesce():
-                kernel[grid](*args, BLOCK=block, num_warps=num_warps(block), **cap)
+                return kernel[grid](*args, BLOCK=block)
+        cap = {} if max_registers is None else {"maxnreg": max_registers}
+        with skip_coalesce():
+            return kernel[grid](*args, BLOCK=block, num_warps=num_warps(block), **cap)
 
 
 def strides(t: torch.Tensor) -> list:
