@@ -33,10 +33,10 @@ ZZ12 = ZZZ12 = 0 for the identity (P = -Q); the rare ones are computed only when
 of the block needs them, and an identity result is stored as `GroupSpace.identity` stores
 it. Choosing inputs, not results, keeps no operand live across the finish's eight
 products: selecting the result after it held a whole point (4·L words) in registers
-there. `padd` and `mstep` double P = Q from the products, (U1, S1, ZZ12, ZZZ12), which is
-P in XYZZ form, not from P itself: fewer registers held across the products, and no spill
-in the accumulation's loop (`bench/results/sass_double_from.md`). Values are
-canonical (< p), so a component is zero exactly when its words are.
+there. `padd` doubles P = Q from the products, (U1, S1, ZZ12, ZZZ12), which is P in XYZZ
+form, not from P's own words: so compiled, the accumulation's loop has no spill
+(`bench/results/sass_double_from.md`). Values are canonical (< p), so a component is zero
+exactly when its words are.
 
 `mstep` is the same complete addition with an affine second operand, its identity all-zero
 words ((0, 0) lies on none of the curves: their b is nonzero).
