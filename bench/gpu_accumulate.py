@@ -31,8 +31,8 @@ clock nvidia-smi reports as its maximum. Set the latter against the loop trip's 
 instruction count (`bench/sass_report.py`): their ratio is the cycles an instruction
 took.
 
-Each row also checks the first 8 lanes' sums against the affine reference formulas on
-Python ints (`algebra.curves`); a wrong one is flagged and the exit status is 1. On CPU
+Each row also checks the first 8 lanes' sums against the reference on Python ints
+(`algebra.curves.lincomb`); a wrong one is flagged and the exit status is 1. On CPU
 tensors the kernel runs interpreted and every lane is checked: that tests the script and
 the round it builds, not a speed.
 """
@@ -109,16 +109,14 @@ def time_one(kernel, args, lanes: int, block: int, cap, runs: int) -> dict:
 
 
 def sums_match(G, P, out, order, lanes: int, entries: int) -> bool:
-    """Whether the first `lanes` sums in `out` are the reference sums of their bases (affine
-    formulas on Python ints, `algebra.curves`), reading only those bases back."""
-    from functools import reduce
-
-    from zktensor.algebra.curves import _add, group as group_record
+    """Whether the first `lanes` sums in `out` are the reference sums of their bases (Python
+    ints, `algebra.curves.lincomb`), reading only those bases back."""
+    from zktensor.algebra.curves import group as group_record, lincomb
     from zktensor.points import PointTensor
     g = group_record(G.name)
     idx = order[:lanes * entries].to(P.data.device)
     pts = PointTensor(G, P.data[:, :, idx]).to_affine()
-    want = [reduce(lambda x, y: _add(g, x, y), pts[i * entries:(i + 1) * entries]) for i in range(lanes)]
+    want = [lincomb(g, None, [(1, Q) for Q in pts[i * entries:(i + 1) * entries]]) for i in range(lanes)]
     return PointTensor(G, out[:, :, :lanes].contiguous()).to_affine() == want
 
 
@@ -174,12 +172,13 @@ def main(argv=None) -> int:
     clock = sm_clock_mhz()
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     additions = a.lanes * (a.entries - 1)                # the first entry starts the sum
+    rounds = {p: round_args(G, src, p, a.lanes, a.entries, a.bases, "cuda") for p in patterns}
     rows, wrong = [], 0
     for block in [int(b) for b in a.blocks.split(",")]:
         for cap in [int(c) or None for c in a.caps.split(",")]:
             cap = cap or msm_dev.register_cap(G, MSMConfig())
             for p in patterns:
-                args, out, order = round_args(G, src, p, a.lanes, a.entries, a.bases, "cuda")
+                args, out, order = rounds[p]
                 r = time_one(kernel, args, a.lanes, block, cap, a.runs)
                 r["checked_lanes"] = min(CHECKED, a.lanes)
                 r["sums_exact"] = sums_match(G, P, out, order, r["checked_lanes"], a.entries)

@@ -92,16 +92,15 @@ def compile_program_kernels(compiled_program, arch: str = "sm_90a", timeout: flo
             for name in compiled_program.meta["kernels"]}
 
 
-def sass_mix(sass: str) -> dict:
-    ops = collections.Counter()
-    for line in sass.splitlines():
-        m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?", line)
-        if m:
-            ops[m.group(1)] += 1
-    return dict(ops)
-
-
+# one SASS instruction as cuobjdump prints it: address, predicate, opcode (less its
+# modifiers), operands
 _INSTR = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(?:\.[A-Z0-9_.]+)?\s*([^;]*);")
+
+
+def sass_mix(sass: str) -> dict:
+    return dict(collections.Counter(m.group(3) for m in map(_INSTR.match, sass.splitlines()) if m))
+
+
 RARE_BRANCH_WINDOW = 400        # instructions from a block-wide vote to the branch it decides
 
 
