@@ -1,13 +1,13 @@
 """Why the device MSM's accumulation takes its time: its kernel alone on a round it builds, varied.
 
     python -m bench.gpu_accumulate --json acc.json                       # on a GPU
-    python -m bench.gpu_accumulate --device cpu --lanes 4 --entries 3 --bases 16   # interpreted
+    python -m bench.gpu_accumulate --device cpu --lanes 4 --entries 3 --bases 64   # interpreted
 
-On the H200, the 2^20 BN254 G1 MSM spent 25 of its 34-40 ms in `accumulate`
-(bench/results/gpu/h200_2026-11-26b.md, with the kernels of then). The SASS counts put the arithmetic near 2.6 ms
-(bench/results/gpu_estimate.md, an estimate). What makes up the difference can only be
-measured on a GPU. This script
-times one `accumulate` launch (or `accumulate_affine`, --mixed) on a synthetic round:
+On the one GPU measured so far, most of the device MSM's time was `accumulate`
+(bench/results/gpu/h200_2026-11-26b.md), far more than its SASS counts bound the
+arithmetic to (bench/results/gpu_estimate.md, an estimate). What makes up the difference
+can only be measured on a GPU. This script times one `accumulate` launch (or
+`accumulate_affine`, --mixed) on a synthetic round:
 `--lanes` lanes, each adding `--entries` bases into one sum (one segment a bucket, so every
 lane runs every trip), with the bases read in one of three patterns:
 

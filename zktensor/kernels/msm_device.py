@@ -34,8 +34,8 @@ of the block needs them, and an identity result is stored as `GroupSpace.identit
 it. Choosing inputs, not results, keeps no operand live across the finish's eight
 products: selecting the result after it held a whole point (4·L words) in registers
 there. `padd` doubles P = Q from the products, (U1, S1, ZZ12, ZZZ12), which is P in XYZZ
-form, not from P's own words: so compiled, the accumulation's loop has no spill
-(`bench/results/sass_double_from.md`). Values are canonical (< p), so a component is zero
+form, not from P's own words (the accumulation's SASS before and after:
+`bench/results/sass_double_from.md`). Values are canonical (< p), so a component is zero
 exactly when its words are.
 
 `mstep` is the same complete addition with an affine second operand, its identity all-zero
