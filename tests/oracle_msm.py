@@ -91,8 +91,8 @@ oracle's sums written), not listed."""
     real = device.device_msm
     monkeypatch.setattr(device, "_launch", lambda *a, **k: None)
 
-    def msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None):
-        out = real(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted)
+    def msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None, glv=None):
+        out = real(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted, glv=glv)
         with _unguarded():
             rows = _scalar_rows(GS, scalars)
             pts = _affine(GS, points)

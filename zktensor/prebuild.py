@@ -121,8 +121,8 @@ def on_host():
             msm_triton.module(c, True)                  # the point kernel's own module
         return real_get(prog, strategy, "cpu", cuts)
 
-    def device_msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None):
-        out = real_msm(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted)
+    def device_msm(GS, scalars, points, cfg, stats=None, bits=None, weighted=None, glv=None):
+        out = real_msm(GS, scalars, points, cfg, stats, bits=bits, weighted=weighted, glv=glv)
         with zt.config(target="cpu"):
             if isinstance(scalars, torch.Tensor):       # standard-form words (Lr, B, n)
                 scalars = scalars.permute(1, 2, 0).numpy()

@@ -19,7 +19,7 @@ import zktensor as zt
 from ec_support import O, oracle_points
 from zktensor.algebra.curves import group as group_record
 from zktensor.algebra.glv import endomorphism
-from zktensor.ops.msm import MSMConfig, device
+from zktensor.ops.msm import MSMConfig, device, resident_bytes
 from zktensor.ops.msm.model import n_windows
 
 GLV_GROUPS = ["bn254.g1", "bls12_381.g1", "bn254.g2", "bls12_381.g2"]
@@ -98,6 +98,47 @@ def test_glv_points_are_phi(name):
         assert both.to_affine() == want
         aff = device.glv_points(G, e, device.AffinePoints.of(P))
         assert aff.points().to_affine() == want
+
+
+@pytest.mark.parametrize("mixed,pm", [(False, False), (True, False), (False, True)])
+def test_resident_bases_keep_phi(monkeypatch, mixed, pm):
+    """msm_prepare on the Triton target keeps the bases as (P, phi(P)): 2n points, in the
+    config's layout, against lambda·P on Python ints. msm and msm_many over every base hand
+    that table to the device program, whose first accumulation round reads it and which
+    makes no other (msm_many over part of the bases makes its own); without the split
+    (glv=False, or a weighted config) the bases are n points. `resident_bytes` (the device
+    key's budget) says what each keeps. The kernels' launches are
+    dropped: what they compute is the other tests' (test_msm_device.py)."""
+    name = "bn254.g1"
+    e, g, G = endomorphism(name), group_record(name), zt.group(name)
+    pts = list(oracle_points(name, 3)) + [None]
+    want = pts + [None if p is None else O.mul(g, p, e.lam) for p in pts]
+    cfg = MSMConfig(mixed=mixed, point_major=pm)
+    made, reads = [], []
+    real = device.glv_points
+    monkeypatch.setattr(device, "glv_points", lambda *a, **k: made.append(1) or real(*a, **k))
+    monkeypatch.setattr(device, "_launch", lambda kernel, grid, args, *a, **k: reads.append((kernel.__name__, args[0])))
+    with zt.config(target="triton"):
+        bases = zt.msm_prepare(G.tensor(pts), config=cfg)
+        kept = bases.device_glv()
+        assert bases.glv and kept.shape == (8,) and bases.device_bases().shape == (4,)
+        assert (kept.points() if mixed else kept).to_affine() == want
+        assert kept.data.stride(2) == (G.K * G.L if pm else 1)
+        assert bases.memory_bytes() == kept.data.numel() * 4 == resident_bytes(G, 4, cfg)
+        K = G.Fr.tensor([3, 5, 7, 9])
+        for run, whole in ((lambda: zt.msm(K, bases), True), (lambda: zt.msm_many([(K, 0), (K[:2], 2)], bases), True),
+                           (lambda: zt.msm_many([(K[:2], 1)], bases), False)):      # bases 1..2 only
+            reads.clear()
+            made.clear()
+            run()
+            first = next(t for n, t in reads if n.startswith("accumulate"))
+            assert (first.data_ptr() == kept.data.data_ptr()) is whole and len(made) == (not whole)
+        for other in (MSMConfig(glv=False), MSMConfig(weighted=True)):
+            b = zt.msm_prepare(G.tensor(pts), config=other)
+            assert not b.glv and b.device_glv() is None and b.device_points.shape[2] == 4
+            assert b.memory_bytes() == resident_bytes(G, 4, other)
+        with pytest.raises(ValueError, match="GLV bases of 4 PointTensor for 4"):
+            device.device_msm(G, K, G.tensor(pts), MSMConfig(), glv=G.tensor(pts))
 
 
 def test_glv_off_and_short_scalars_take_the_plain_program(monkeypatch):

@@ -658,8 +658,9 @@ def test_mixed_config_on_prepared_bases(monkeypatch):
                         zt.PointTensor(GS, P.data.repeat(1, 1, W)))
     given = []
     real = device.device_msm
-    monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None:
-                        given.append(type(pt)) or real(GS, sc, pt, cfg, stats, bits=bits, weighted=weighted))
+    monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None,
+                        glv=None: given.append(type(pt)) or real(GS, sc, pt, cfg, stats, bits=bits,
+                                                                 weighted=weighted, glv=glv))
     name = "bn254.g1"
     g, pts, ks = _edge_case(name, 16)
     G = zt.group(name)
@@ -706,13 +707,14 @@ def test_prepared_many_and_plan_on_device(monkeypatch, kernels):
             st = {}
             many = zt.msm_many(jobs, bases, stats=st)
         seen = []
-        monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None:
-                            seen.append((sc, pt)) or GS.identity((1,)))
+        monkeypatch.setattr(device, "device_msm", lambda GS, sc, pt, cfg, stats=None, bits=None, weighted=None,
+                            glv=None: seen.append((sc, pt, glv)) or GS.identity((1,)))
         zt.msm(plan, bases)
     assert st["launches"] <= MAX_LAUNCHES and st["syncs"] == 0
     assert calls is None or calls == [(name, 16, 3)]
     assert many.to_affine() == [O.msm(g, pts, ks), O.msm(g, pts[:8], ks[:8]), O.msm(g, pts[8:], ks[8:])]
-    assert len(seen) == 1 and seen[0][0] is K and torch.equal(seen[0][1].data, bases.device_points)
+    assert len(seen) == 1 and seen[0][0] is K and torch.equal(seen[0][1].data, bases.device_bases().data)
+    assert bases.glv and seen[0][2].data.data_ptr() == bases.device_points.data_ptr()      # the kept (P, phi(P))
 
 
 def test_weighted_config_on_prepared_bases(monkeypatch):
@@ -744,7 +746,8 @@ def test_weighted_config_on_prepared_bases(monkeypatch):
     # the plain program splits G1's scalars (GLV): windows of half the bits
     assert st3["glv"] and st3["buckets"] == n_windows(endomorphism(name).bits, 8) << 7 and st1["buckets"] == 1 << 7
     assert bases.device_weighted(8) is table and table.shape[0] == W * 16 and made == [(8, W)]
-    assert bases.memory_bytes() == plain_bytes * (W + 1)
+    # the bases kept as (P, phi(P)) (GLV: 2n points), the weighted table W·n
+    assert bases.glv and bases.memory_bytes() == plain_bytes + W * plain_bytes // 2
     want = O.msm(g, pts, ks)
     assert one.to_affine() == want and many.to_affine() == [want]
     assert part.to_affine() == [O.msm(g, pts[:8], ks[:8])]

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import torch
 
-from ..ops.msm import MSMBases, MSMConfig, msm_prepare, plan_key, prepared_bytes
+from ..ops.msm import MSMBases, MSMConfig, msm_prepare, plan_key, prepared_bytes, resident_bytes
 from ..ops.msm import device as msm_device
 from ..ops.msm.model import msm_config as msm_config_for
 from ..points import PointTensor, cat as cat_points, group
@@ -216,9 +216,10 @@ class ResidentKey:
                                               for name, secs, G in tables}, self.device))
         self.host, self.chunk = set(), 0
         if msm_device.on_device(self.device):
-            point = {name: G.L * G.K * 4 for name, _, G in tables}
+            # a resident table's bytes as msm_prepare keeps it; a host table's uploaded point
             self.host, self.chunk = host_tables(
-                {name: (point[name] * sum(map(len, secs)), point[name]) for name, secs, _ in tables},
+                {name: (resident_bytes(G, sum(map(len, secs)), self._table_config(name, secs, G)[0]),
+                        G.L * G.K * 4) for name, secs, G in tables},
                 device_table_budget(self.device) if table_budget is None else table_budget)
         self._load_tables(zkey if isinstance(zkey, PATH) else None, tables, timed, table_cache)
         d = self.device

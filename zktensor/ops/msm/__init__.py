@@ -71,7 +71,7 @@ launches, see there) and `api` (msm, msm_many, msm_plan). The CPU target runs st
 above or the lanes loop; the Triton target runs `device`.
 """
 from .api import msm, msm_many, msm_plan, plan_key
-from .bases import MSMBases, double_n_many, msm_prepare, prepared_bytes, table_columns
+from .bases import MSMBases, double_n_many, msm_prepare, prepared_bytes, resident_bytes, table_columns
 from .model import (ACCUMULATIONS, LANES_UPTO, MAX_WINDOW, REDUCTIONS, MSMConfig, auto_strategy,
                     check_window, choose_accumulation, choose_chunks, choose_window, cost, lanes_window,
                     n_windows)
@@ -82,5 +82,5 @@ from .scalars import scalar_words, signed_digits, split_scalars, window_widths
 __all__ = ["ACCUMULATIONS", "LANES_UPTO", "MAX_WINDOW", "MSMBases", "MSMConfig", "MSMPlan",
            "REDUCTIONS", "auto_strategy", "bucket_offsets", "check_window", "choose_accumulation",
            "choose_chunks", "choose_window", "cost", "double_n_many", "lanes_window", "msm",
-           "msm_many", "msm_plan", "msm_prepare", "n_windows", "plan_key", "prepared_bytes",
+           "msm_many", "msm_plan", "msm_prepare", "n_windows", "plan_key", "prepared_bytes", "resident_bytes",
            "scalar_words", "signed_digits", "split_scalars", "table_columns", "window_widths"]

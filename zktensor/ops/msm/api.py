@@ -133,10 +133,12 @@ def _many_on_device(GS, jobs, bases: MSMBases, cfg: MSMConfig, stats) -> PointTe
             words[:, j, off - lo:off - lo + k] = from_mont(Fr, sc.data) if isinstance(sc, FieldTensor) else \
                 torch.from_numpy(sc[0].view("<i4").T.copy()).to(dev)
     pts = bases.device_bases(lo, hi)
-    # the weighted table's windows are whole copies of the bases: jobs over a part of them
-    # run the plain program
-    weighted = bases.device_weighted if cfg.weighted and (lo, hi) == (0, bases.n) else None
-    return device.device_msm(GS, words, pts, cfg, stats, weighted=weighted)
+    # the weighted table's windows are whole copies of the bases, and the kept (P, phi(P))
+    # is P's columns then phi(P)'s: jobs over a part of the bases make their own
+    whole = (lo, hi) == (0, bases.n)
+    weighted = bases.device_weighted if cfg.weighted and whole else None
+    return device.device_msm(GS, words, pts, cfg, stats, weighted=weighted,
+                             glv=bases.device_glv() if whole else None)
 
 
 def msm_plan(scalars, *bases: MSMBases, config: MSMConfig | None = None,
@@ -242,14 +244,15 @@ def _run(bases: MSMBases, plan: MSMPlan, cfg: MSMConfig, stats: dict | None) -> 
     return res
 
 
-def _on_device(GS, scalars: FieldTensor, points: PointTensor, cfg: MSMConfig, stats, weighted=None) -> PointTensor:
+def _on_device(GS, scalars: FieldTensor, points: PointTensor, cfg: MSMConfig, stats, weighted=None,
+               glv=None) -> PointTensor:
     """The Triton target with scalars as a FieldTensor: they stay on the device (no words
-    on the host). `weighted`: the bases' weighted tables (`device.device_msm`)."""
+    on the host). `weighted`, `glv`: the bases' kept tables (`device.device_msm`)."""
     if len(scalars.shape) not in (1, 2):
         raise ValueError("scalars must be a vector (n,) or a batch of vectors (B, n)")
     if scalars.shape[-1] != points.shape[0]:
         raise ValueError(f"msm: {scalars.shape[-1]} scalars but {points.shape[0]} points")
-    res = device.device_msm(GS, scalars, points, cfg, stats, weighted=weighted)
+    res = device.device_msm(GS, scalars, points, cfg, stats, weighted=weighted, glv=glv)
     return res[0] if _is_vector(scalars) else res
 
 
@@ -276,12 +279,13 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     else:
         raise TypeError("msm(scalars, points): points must be a PointTensor (e.g. G.tensor(list)) "
                         "or MSMBases from msm_prepare")
-    weighted = None
+    weighted = glv = None
     if bases is not None and bases.device_points is not None:
         weighted = bases.device_weighted if cfg.weighted else None
+        glv = bases.device_glv()
         points, bases = bases.device_bases(), None
     if n and isinstance(scalars, FieldTensor) and device.on_device(points.device):
-        return _on_device(GS, scalars, points, cfg, stats, weighted)
+        return _on_device(GS, scalars, points, cfg, stats, weighted, glv)
     words = scalar_words(GS, scalars)
     Bt, ns, _ = words.shape
     if ns != n:
@@ -289,7 +293,7 @@ def _msm(scalars, points, cfg: MSMConfig, stats: dict | None) -> PointTensor:
     squeeze = _is_vector(scalars)
     dev = (bases.device if bases is not None else points.device)
     if bases is None and n and device.on_device(dev):      # Python ints: host data, uploaded once
-        res = device.device_msm(GS, words, points, cfg, stats, weighted=weighted)
+        res = device.device_msm(GS, words, points, cfg, stats, weighted=weighted, glv=glv)
         return res[0] if squeeze else res
     if n == 0:
         res = GS.identity((Bt,), device=dev)

@@ -15,7 +15,7 @@ from ...tensor import FieldTensor
 
 from .model import MSMConfig, auto_strategy, choose_chunks, choose_window, check_window, n_windows
 from .offsets import bucket_offsets
-from .device import AffinePoints, point_major
+from .device import AffinePoints, glv_endomorphism, glv_points, point_major
 
 
 class MSMBases:
@@ -33,6 +33,7 @@ class MSMBases:
 
     device_points = None
     affine = False              # device_points in affine coordinates (`device.AffinePoints`)
+    glv = False                 # device_points are (P, phi(P)), 2n points (`resident`)
     _weighted = None            # (C, the device bases' weighted table for windows of C bits)
 
     def __init__(self, GS: GroupSpace, xy: torch.Tensor, inf: torch.Tensor, window: int,
@@ -60,7 +61,9 @@ class MSMBases:
     def resident(cls, GS: GroupSpace, points: PointTensor, window: int, config: MSMConfig) -> "MSMBases":
         """Bases for the device program: the points' own data, no table (nothing is read
         back to build one); with config.mixed their affine form (a batch inversion, here
-        rather than in every MSM)."""
+        rather than in every MSM). With the GLV split (config.glv, a group with an
+        endomorphism, no weighted table) the bases are kept as (P, phi(P)) (`device.glv_points`),
+        2n points, P first, so that no MSM makes them again."""
         self = cls.__new__(cls)
         self.G, self.window, self.config = GS, window, config
         self.n = points.shape[0]
@@ -71,8 +74,11 @@ class MSMBases:
         self.device = points.device
         self.affine = config.mixed
         pm = config.point_major
-        self.device_points = AffinePoints.of(points, pm).data if self.affine else (
-            point_major(points).data if pm else points.data.contiguous())
+        pts = AffinePoints.of(points, pm) if self.affine else (
+            point_major(points) if pm else PointTensor(GS, points.data.contiguous()))
+        endo = glv_endomorphism(GS, config, self.n, GS.r.bit_length(), config.weighted)
+        self.glv = endo is not None
+        self.device_points = (glv_points(GS, endo, pts, pm) if self.glv else pts).data
         return self
 
     def __len__(self):
@@ -81,7 +87,14 @@ class MSMBases:
     def device_bases(self, lo: int = 0, hi: int | None = None):
         """Bases lo..hi-1 as the device program takes them: a PointTensor (XYZZ) or, with
         config.mixed, `device.AffinePoints`."""
-        data = self.device_points[:, :, lo:hi]
+        return self._wrap(self.device_points[:, :, lo:self.n if hi is None else hi])
+
+    def device_glv(self):
+        """The device bases (P, phi(P)) as `device.device_msm`'s `glv` takes them, or None
+        where they are not kept (`resident`)."""
+        return self._wrap(self.device_points) if self.glv else None
+
+    def _wrap(self, data):
         return AffinePoints(self.G, data) if self.affine else PointTensor(self.G, data)
 
     def device_weighted(self, C: int):
@@ -105,6 +118,15 @@ class MSMBases:
             self.table if self.table is not None else self.rows
         extra = self._weighted[1].data.numel() if self._weighted is not None else 0
         return (t.numel() + extra) * 4
+
+
+def resident_bytes(GS: GroupSpace, n: int, config: MSMConfig) -> int:
+    """Bytes `MSMBases.resident` keeps on the device for n bases with `config` (its weighted
+    table, made at an MSM's first call for it, apart): XYZZ or, with config.mixed, affine
+    words, twice over where it keeps (P, phi(P))."""
+    words = 2 * GS.degree if config.mixed else GS.K
+    glv = glv_endomorphism(GS, config, n, GS.r.bit_length(), config.weighted) is not None
+    return words * GS.L * 4 * n * (2 if glv else 1)
 
 
 def table_columns(n: int, J: int, c: int) -> int:

@@ -213,7 +213,7 @@ def weighted_points(GS, points: PointTensor, C: int, W: int, point_major: bool =
 
 
 def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, stats: dict | None = None,
-               bits: int | None = None, weighted=None):
+               bits: int | None = None, weighted=None, glv=None):
     """sum_i k_i·P_i for scalars (a FieldTensor (n,) or (B, n) of the scalar field on the
     points' device, Python ints, or standard-form int32 words (Lr, B, n) on that device)
     and 1-D points, on the Triton target: a PointTensor
@@ -225,7 +225,10 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     (`weighted_points`; `MSMBases.device_weighted` keeps one). Window t's digit of scalar i
     then multiplies column t·n + i of the table, so all windows add into one row of
     buckets and the result needs no Horner over the windows: its (W - 1)·C doublings are a
-    chain one lane deep, the longest in the program (bench/results/gpu_estimate.md)."""
+    chain one lane deep, the longest in the program (bench/results/gpu_estimate.md).
+
+    `glv`: the bases (P, phi(P)) as `glv_points` makes them (2n points, P first), where the
+    caller keeps them (`MSMBases`); used when the split applies, made here otherwise."""
     dev = points.device
     n = points.shape[0]
     words = _scalar_words(GS, scalars, dev)                  # (Lr, B, n) standard form
@@ -236,7 +239,12 @@ def device_msm(GS, scalars, points: PointTensor | AffinePoints, cfg: MSMConfig, 
     # 0: GLV: n full-width scalars against P become 2n half-width ones against (P, phi(P))
     endo = glv_endomorphism(GS, cfg, n, bits, weighted is not None)
     if endo is not None:
-        points, n, bits = glv_points(GS, endo, points), 2 * n, endo.bits
+        if glv is None:
+            glv = glv_points(GS, endo, points, cfg.point_major)
+        elif glv.shape[0] != 2 * n or type(glv) is not type(points):
+            raise ValueError(f"device MSM: GLV bases of {glv.shape[0]} {type(glv).__name__} for {n} "
+                             f"{type(points).__name__}; they are (P, phi(P)), {2 * n} points")
+        points, n, bits = glv, 2 * n, endo.bits
     C = cfg.window or device_window(n, bits, B)
     if not 2 <= C <= MAX_DEVICE_WINDOW:
         raise ValueError(f"the device MSM takes windows of 2..{MAX_DEVICE_WINDOW} bits, got {C}")
@@ -340,16 +348,19 @@ def glv_digits(endo, words: torch.Tensor, C: int, W: int, interpret: bool, block
     return d
 
 
-def glv_points(GS, endo, points):
+def glv_points(GS, endo, points, point_major: bool = False):
     """(2n,) bases P_0 .. P_(n-1), phi(P_0) .. phi(P_(n-1)) of 1-D bases (n,), PointTensor
-    or AffinePoints, word-major: phi multiplies x (XYZZ: X, since x = X/ZZ; G2: both of its
-    Fq components, the first `degree` of the point's) by beta in Fq and keeps the rest, so
-    the identity (ZZ = 0; affine: all-zero words) stays the identity."""
+    or AffinePoints: phi multiplies x (XYZZ: X, since x = X/ZZ; G2: both of its Fq
+    components, the first `degree` of the point's) by beta in Fq and keeps the rest, so the
+    identity (ZZ = 0; affine: all-zero words) stays the identity. Written once, in the
+    layout `point_major` names (`MSMConfig.point_major`)."""
     data, d = points.data, GS.degree
-    n = data.shape[2]
+    L, K, n = data.shape
     dev = data.device
     beta = _const(("beta", GS.name, str(dev)), lambda: GS.F.full((), endo.beta, device=dev))
-    both = torch.cat([data, data], dim=2)
+    both = _empty_points(L, K, 2 * n, dev, point_major)
+    halves = both.unflatten(2, (2, n))                  # a view in either layout: P twice, one copy
+    halves.copy_(data[:, :, None, :].expand(L, K, 2, n))
     both[:, :d, n:] = (FieldTensor(GS.F, data[:, :d, :]) * beta).data
     return type(points)(GS, both)
 
