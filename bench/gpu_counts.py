@@ -116,6 +116,16 @@ def _yes(flag) -> str:
     return {True: "yes", False: "no"}.get(flag, "")
 
 
+def _kept_dates(rows) -> str:
+    """When each kind of kept row was counted ("msm rows 2026-...")."""
+    kinds = {}
+    for r in rows:
+        if r.get("counted"):
+            kind = "field" if r["op"] == "field_mul" else "msm" if r["op"] == "msm" else "ntt"
+            kinds.setdefault(kind, set()).add(r["counted"])
+    return ", ".join(f"{k} rows {', '.join(sorted(d))}" for k, d in sorted(kinds.items()))
+
+
 def count(fn) -> dict:
     from zktensor.runtime import counters
     with counters.record() as c:
@@ -227,7 +237,7 @@ def main(argv=None) -> int:
                     help="count only these rows; the others are kept from the file at --out, with its date")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    rows, kept = [], None
+    rows, kept, prev = [], None, {}
     if args.only:
         prev_file = Path(args.out).with_suffix(".json")
         if not prev_file.exists():
@@ -255,27 +265,30 @@ def main(argv=None) -> int:
             except Exception as e:              # noqa: BLE001 - recorded: a group the device MSM refuses
                 add("msm", g, ln, {"launches": None, "kernels": None, "syncs": None,
                                    "error": f"{type(e).__name__}: {str(e)[:200]}"})
-    nodes = []
+    # kept unless counted again
+    nodes, proof, proof_at = prev.get("proof_nodes", []), prev.get("proof"), prev.get("proof_counted", kept)
     if args.proof:
-        nodes = proof_counts(Path(args.proof))
+        nodes, proof, proof_at = proof_counts(Path(args.proof)), Path(args.proof).name, None
         for n in nodes:
             print(json.dumps(n), flush=True)
     if args.no_save:
         return 0
+    rows.sort(key=lambda r: (r["op"] != "field_mul") + (r["op"] == "msm"))    # field, NTT, MSM, kept or not
     import torch
     import triton
     doc = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"), "torch": torch.__version__, "triton": triton.__version__,
            "method": "zt.msm(..., stats=d) / runtime.counters on CPU tensors, Triton target, full-width scalars; "
                      "kernels launched and counted, not interpreted; launches = Triton kernels + torch "
                      "operations that compute",
-           "rows": rows, "proof": args.proof and Path(args.proof).name, "proof_nodes": nodes}
+           "rows": rows, "proof": proof, "proof_nodes": nodes}
+    doc["proof_counted"] = proof_at or doc["created"]
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(doc, indent=1))
     lines = ["# Launches and host synchronisations per call on the Triton target (counted, no GPU)", "",
              f"{doc['method']}. Made by `python -m bench.gpu_counts` ({doc['created']}, torch {doc['torch']}, "
              f"triton {doc['triton']}). No time was measured."
-             + (f" Only the {args.only} rows were counted then; the others were kept from the run of {kept}."
-                if kept else ""), "",
+             + (f" Only the {args.only} rows were counted then; "
+                f"the others were kept from earlier runs ({_kept_dates(rows)})." if kept else ""), "",
              "Accumulation: the additions the device MSM's accumulation rounds need (entries after "
              f"each lane's first), and the point formulas their blocks of {_block()} lanes evaluate "
              "(`accumulation_steps`), in all and per round; the last column with the first round's "
@@ -304,7 +317,8 @@ def main(argv=None) -> int:
                      f"| {r.get('window') or ''} | {r.get('windows') or ''} | {_yes(r.get('glv'))} "
                      f"| {r.get('rounds') or ''} | " + " | ".join(acc) + " |")
     if nodes:
-        lines += ["", f"## The device graph of a proof ({doc['proof']}, with its witness check; fp64)", "",
+        lines += ["", f"## The device graph of a proof ({doc['proof']}, with its witness check; fp64; "
+                  f"counted {doc['proof_counted']})", "",
                   "The second proof of a Prover. MSM and NTT kernels counted, not run; the elementwise and "
                   "sparse-product kernels interpreted. "
                   "* = the critical path.", "",

@@ -100,8 +100,9 @@ def test_glv_points_are_phi(name):
         assert aff.points().to_affine() == want
 
 
-@pytest.mark.parametrize("mixed,pm", [(False, False), (True, False), (False, True)])
-def test_resident_bases_keep_phi(monkeypatch, mixed, pm):
+@pytest.mark.parametrize("name,mixed,pm", [("bn254.g1", False, False), ("bn254.g1", True, False),
+                                           ("bn254.g1", False, True), ("bn254.g2", True, True)])
+def test_resident_bases_keep_phi(monkeypatch, name, mixed, pm):
     """msm_prepare on the Triton target keeps the bases as (P, phi(P)): 2n points, in the
     config's layout, against lambda·P on Python ints. msm and msm_many over every base hand
     that table to the device program, whose first accumulation round reads it and which
@@ -109,7 +110,6 @@ def test_resident_bases_keep_phi(monkeypatch, mixed, pm):
     (glv=False, or a weighted config) the bases are n points. `resident_bytes` (the device
     key's budget) says what each keeps. The kernels' launches are
     dropped: what they compute is the other tests' (test_msm_device.py)."""
-    name = "bn254.g1"
     e, g, G = endomorphism(name), group_record(name), zt.group(name)
     pts = list(oracle_points(name, 3)) + [None]
     want = pts + [None if p is None else O.mul(g, p, e.lam) for p in pts]
@@ -123,7 +123,7 @@ def test_resident_bases_keep_phi(monkeypatch, mixed, pm):
         kept = bases.device_glv()
         assert bases.glv and kept.shape == (8,) and bases.device_bases().shape == (4,)
         assert (kept.points() if mixed else kept).to_affine() == want
-        assert kept.data.stride(2) == (G.K * G.L if pm else 1)
+        assert kept.data.stride(2) == (kept.data.shape[1] * G.L if pm else 1)
         assert bases.memory_bytes() == kept.data.numel() * 4 == resident_bytes(G, 4, cfg)
         K = G.Fr.tensor([3, 5, 7, 9])
         for run, whole in ((lambda: zt.msm(K, bases), True), (lambda: zt.msm_many([(K, 0), (K[:2], 2)], bases), True),
