@@ -85,14 +85,19 @@ def test_guarded_proof_on_the_triton_target(fixtures, oracle_msm, monkeypatch):
     read with the proof, names the constraint as the host check does."""
     from zktensor.groth16 import blinding
     monkeypatch.setattr(blinding, "secrets", _FixedSecrets())
+    from zktensor.groth16 import key
     fx = fixtures["multiplier"]
-    points = {}
+    points, sizes = {}, {}
+    monkeypatch.setattr(key, "host_tables", lambda s, b, real=key.host_tables: sizes.update(s) or real(s, b))
     for budget in (None, 1):
         with zt.config(target="triton"):
             prover = Prover(fx.zkey, r1cs=fx.r1cs, device="cpu", helper=False, table_cache=False,
                             table_budget=budget)
             assert prover.on_device()
             assert bool(prover.host) == (budget is not None) and prover.chunk == (1 if budget else 0)
+            if budget is None:      # the budget's bytes of each table: what its resident bases keep
+                assert {n: b for n, (b, _) in sizes.items() if b} == {
+                    n: t.prepared.memory_bytes() for n, t in prover.bases.items() if t.prepared is not None}
             g, guard, run, words, where, public = _guarded_proof(prover, fx.wtns)
             assert {"blind_ab", "blind_b", "check", "assemble"} <= set(g.nodes)
             points[budget] = prover.proof_points(run, where)        # the first host read

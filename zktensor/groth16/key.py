@@ -216,11 +216,13 @@ class ResidentKey:
                                               for name, secs, G in tables}, self.device))
         self.host, self.chunk = set(), 0
         if msm_device.on_device(self.device):
-            # a resident table's bytes as msm_prepare keeps it; a host table's uploaded point
-            self.host, self.chunk = host_tables(
-                {name: (resident_bytes(G, sum(map(len, secs)), self._table_config(name, secs, G)[0]),
-                        G.L * G.K * 4) for name, secs, G in tables},
-                device_table_budget(self.device) if table_budget is None else table_budget)
+            sizes = {}          # a resident table's bytes as msm_prepare keeps it; a host table's point
+            for name, secs, G in tables:
+                m = sum(map(len, secs))
+                sizes[name] = (resident_bytes(G, m, self._table_config(name, secs, G)[0]) if m else 0,
+                               G.L * G.K * 4)
+            budget = device_table_budget(self.device) if table_budget is None else table_budget
+            self.host, self.chunk = host_tables(sizes, budget)
         self._load_tables(zkey if isinstance(zkey, PATH) else None, tables, timed, table_cache)
         d = self.device
         self.alpha_1 = self.G1.tensor(z.alpha_1, device=d)

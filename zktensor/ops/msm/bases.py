@@ -28,8 +28,8 @@ class MSMBases:
     (`msm_tree.point_major`).
 
     On the Triton target (`resident`) the bases stay on the device (`device_points`: XYZZ as
-    given, or `device.AffinePoints` with MSMConfig.mixed), and every MSM against them is the
-    device program (`device`)."""
+    given, or `device.AffinePoints` with MSMConfig.mixed; followed by phi(P) with the GLV
+    split), and every MSM against them is the device program (`device`)."""
 
     device_points = None
     affine = False              # device_points in affine coordinates (`device.AffinePoints`)
