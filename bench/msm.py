@@ -106,7 +106,7 @@ def one(args) -> dict:
     if args.prepared or args.weighted or args.mixed:
         t0 = time.perf_counter()
         bases = zt.msm_prepare(P, window=args.window, checkpoint=args.checkpoint,
-                               config=cfg if args.mixed or args.point_major else None)
+                               config=cfg if args.mixed or args.point_major or args.weighted else None)
         if args.weighted:                        # the device program's weighted table, made once
             from zktensor.ops.msm.device import device_window
             bases.device_weighted(args.window or device_window(n, G.r.bit_length()))
