@@ -63,8 +63,8 @@ def round_args(G, src, pattern: str, lanes: int, entries: int, n: int, device, s
     elif pattern == "coalesced":
         order = (j + s * (lanes + 1)) % n
     elif pattern == "hot":
-        if entries > HOT_SET or n < HOT_SET:
-            raise ValueError(f"the hot pattern takes --entries <= {HOT_SET} and --bases >= {HOT_SET}")
+        if hot_refused(entries, n):
+            raise ValueError(hot_refused(entries, n))
         order = (j * entries + s) % HOT_SET
     else:
         raise ValueError(f"unknown pattern {pattern!r}; choose from {PATTERNS}")
@@ -76,6 +76,13 @@ def round_args(G, src, pattern: str, lanes: int, entries: int, n: int, device, s
     args = (msm_device.strides(src) + index[:2] + [n] + index[2:] + [index[2], index[2]]    # ends, last
             + msm_device.strides(out) + [lanes, lanes, lanes.bit_length(), entries, 1, 0])    # indirect, unbalanced
     return args, out, order
+
+
+def hot_refused(entries: int, n: int) -> str | None:
+    """Why the hot pattern cannot build a round of `entries` entries a lane over n bases, or None."""
+    if entries > HOT_SET or n < HOT_SET:
+        return f"the hot pattern takes --entries <= {HOT_SET} and --bases >= {HOT_SET}"
+    return None
 
 
 def sm_clock_mhz() -> int | None:
@@ -150,8 +157,8 @@ def main(argv=None) -> int:
     for p in patterns:
         if p not in PATTERNS:
             ap.error(f"--patterns: unknown {p!r}; choose from {', '.join(PATTERNS)}")
-    if "hot" in patterns and (a.entries > HOT_SET or a.bases < HOT_SET):
-        ap.error(f"the hot pattern takes --entries <= {HOT_SET} and --bases >= {HOT_SET}")
+    if "hot" in patterns and hot_refused(a.entries, a.bases):
+        ap.error(hot_refused(a.entries, a.bases))
     G = zt.group(a.group)
     P = make_bases(G, a.bases, device=a.device)
     src = msm_dev.AffinePoints.of(P).data if a.mixed else P.data

@@ -116,13 +116,19 @@ def _yes(flag) -> str:
     return {True: "yes", False: "no"}.get(flag, "")
 
 
+KINDS = ("field", "ntt", "msm")          # --only's choices, in the file's order
+
+
+def _kind(row) -> str:
+    return "field" if row["op"] == "field_mul" else "msm" if row["op"] == "msm" else "ntt"
+
+
 def _kept_dates(rows) -> str:
     """When each kind of kept row was counted ("msm rows 2026-...")."""
     kinds = {}
     for r in rows:
         if r.get("counted"):
-            kind = "field" if r["op"] == "field_mul" else "msm" if r["op"] == "msm" else "ntt"
-            kinds.setdefault(kind, set()).add(r["counted"])
+            kinds.setdefault(_kind(r), set()).add(r["counted"])
     return ", ".join(f"{k} rows {', '.join(sorted(d))}" for k, d in sorted(kinds.items()))
 
 
@@ -233,7 +239,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--no-glv", action="store_true", help="MSMs without the GLV split (MSMConfig(glv=False)), "
                     "for a before/after with --no-save")
-    ap.add_argument("--only", choices=("field", "ntt", "msm"), default=None,
+    ap.add_argument("--only", choices=KINDS, default=None,
                     help="count only these rows; the others are kept from the file at --out, with its date")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -246,8 +252,7 @@ def main(argv=None) -> int:
         prev = json.loads(prev_file.read_text())
         kept = prev["created"]
         rows = [dict(r, counted=r.get("counted", kept)) for r in prev["rows"]
-                if r["op"] != args.only and not (args.only == "ntt" and "ntt" in r["op"])
-                and not (args.only == "field" and r["op"] == "field_mul")]
+                if _kind(r) != args.only]
 
     def add(op, what, log_n, c):
         row = {"op": op, "of": what, "log_n": log_n, **c}
@@ -273,7 +278,7 @@ def main(argv=None) -> int:
             print(json.dumps(n), flush=True)
     if args.no_save:
         return 0
-    rows.sort(key=lambda r: (r["op"] != "field_mul") + (r["op"] == "msm"))    # field, NTT, MSM, kept or not
+    rows.sort(key=lambda r: KINDS.index(_kind(r)))          # counted or kept, in the file's order
     import torch
     import triton
     doc = {"created": time.strftime("%Y-%m-%dT%H:%M:%S"), "torch": torch.__version__, "triton": triton.__version__,

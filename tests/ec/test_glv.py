@@ -108,8 +108,8 @@ def test_resident_bases_keep_phi(monkeypatch, name, mixed, pm):
     that table to the device program, whose first accumulation round reads it and which
     makes no other (msm_many over part of the bases makes its own); without the split
     (glv=False, or a weighted config) the bases are n points. `resident_bytes` (the device
-    key's budget) says what each keeps. The kernels' launches are
-    dropped: what they compute is the other tests' (test_msm_device.py)."""
+    key's budget) says what each keeps. The kernels' launches are dropped: what they
+    compute is the other tests' (test_msm_device.py)."""
     e, g, G = endomorphism(name), group_record(name), zt.group(name)
     pts = list(oracle_points(name, 3)) + [None]
     want = pts + [None if p is None else O.mul(g, p, e.lam) for p in pts]

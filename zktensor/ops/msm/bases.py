@@ -76,7 +76,7 @@ class MSMBases:
         pm = config.point_major
         pts = AffinePoints.of(points, pm) if self.affine else (
             point_major(points) if pm else PointTensor(GS, points.data.contiguous()))
-        endo = glv_endomorphism(GS, config, self.n, GS.r.bit_length(), config.weighted)
+        endo = _resident_split(GS, self.n, config)
         self.glv = endo is not None
         self.device_points = (glv_points(GS, endo, pts, pm) if self.glv else pts).data
         return self
@@ -125,8 +125,13 @@ def resident_bytes(GS: GroupSpace, n: int, config: MSMConfig) -> int:
     table, made at an MSM's first call for it, apart): XYZZ or, with config.mixed, affine
     words, twice over where it keeps (P, phi(P))."""
     words = 2 * GS.degree if config.mixed else GS.K
-    glv = glv_endomorphism(GS, config, n, GS.r.bit_length(), config.weighted) is not None
-    return words * GS.L * 4 * n * (2 if glv else 1)
+    return words * GS.L * 4 * n * (1 if _resident_split(GS, n, config) is None else 2)
+
+
+def _resident_split(GS: GroupSpace, n: int, config: MSMConfig):
+    """The endomorphism whose (P, phi(P)) resident bases keep, or None: the split of
+    full-width scalars, which a weighted table never runs (`device.glv_endomorphism`)."""
+    return glv_endomorphism(GS, config, n, GS.r.bit_length(), config.weighted)
 
 
 def table_columns(n: int, J: int, c: int) -> int:
