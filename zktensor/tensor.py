@@ -80,6 +80,11 @@ class FieldSpace:
         shape = _shape(shape)
         return FieldTensor(self, torch.zeros((self.limbs,) + shape, dtype=torch.int32, device=device))
 
+    def empty(self, shape, device=None) -> "FieldTensor":
+        """Uninitialised limbs, for a kernel's `out=` to fill (as torch.empty)."""
+        shape = _shape(shape)
+        return FieldTensor(self, torch.empty((self.limbs,) + shape, dtype=torch.int32, device=device))
+
     def ones(self, shape, device=None) -> "FieldTensor":
         return self.full(shape, 1, device)
 

@@ -50,8 +50,19 @@ def test_sparse_matvec_on_the_triton_target(curve, strategy):
         empty = SparseFr(F, np.zeros(0, np.int64), np.zeros(0, np.int64),
                          torch.zeros((F.limbs, 0), dtype=torch.int32), 3)
         assert empty.matvec(w_std).to_ints() == [0, 0, 0]
-    with zt.config(target="cpu"):
-        assert M.matvec(w_std).to_ints() == want
+    for target in ("triton", "cpu"):
+        with zt.config(target=target, strategy=strategy if target == "triton" else None):
+            assert M.matvec(w_std).to_ints() == want
+            # out=: the middle row of a (3, n_rows) buffer full of junk (the prover's a, b, c
+            # rows), written in place, its neighbours left alone
+            buf = zt.FieldTensor(F, torch.full((F.limbs, 3, n_rows), -1, dtype=torch.int32))
+            row = buf[1]
+            assert M.matvec(w_std, out=row) is row
+            assert buf[1].to_ints() == want
+            assert (buf.data[:, 0] == -1).all() and (buf.data[:, 2] == -1).all()
+            assert empty.matvec(w_std, out=buf[2, :3]).to_ints() == [0, 0, 0]
+            with pytest.raises(ValueError, match="out must be"):
+                M.matvec(w_std, out=buf[1, :-1])
 
 
 @pytest.mark.parametrize("strategy", ["int32", "fp64"])

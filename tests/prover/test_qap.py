@@ -53,6 +53,13 @@ def test_segmented_sums_edge_shapes(lens):
     for k, v in zip(keys, vals):
         want[k] = (want[k] + v) % F.p
     assert out == want
+    # out=: the middle row of a (L, 3, n) buffer full of junk; the empty segments' sums
+    # are written too, and the other rows are left alone
+    buf = np.full((F.limbs, 3, len(lens)), -1, dtype=np.int32)
+    row = buf[:, 1]
+    assert plan.sum(F, data, out=row) is row
+    assert zt.FieldTensor(F, torch.from_numpy(buf[:, 1].copy())).to_ints() == want
+    assert (buf[:, 0] == -1).all() and (buf[:, 2] == -1).all()
 
 
 def test_segmented_sums_refuse_a_wrong_length():
@@ -60,6 +67,8 @@ def test_segmented_sums_refuse_a_wrong_length():
     plan = SegmentPlan(np.array([0, 1, 1]), 2)
     with pytest.raises(ValueError, match="3 values"):
         plan.sum(F, np.zeros((F.limbs, 4), dtype=np.int32))
+    with pytest.raises(ValueError, match="out must be int32"):
+        plan.sum(F, np.zeros((F.limbs, 3), dtype=np.int32), out=np.zeros((F.limbs, 3), dtype=np.int32))
 
 
 @pytest.mark.parametrize("curve", CURVES)

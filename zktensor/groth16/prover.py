@@ -30,8 +30,9 @@ the blinding and the assembly are device MSMs of a few points (``blind_ab``,
 reads nothing until the three points (`proof_points`); tables past the device's budget
 are uploaded in chunks (`host_bases`). ARCHITECTURE.md, "The proof on a device".
 
-``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; the
-three evaluations go through one batched inverse NTT and one batched coset NTT
+``Aw``, ``Bw`` are the sparse products with the zkey's coefficient section; they and
+``Cw`` write the rows of one (3, N) buffer (node ``abc``, not drawn), and the three
+evaluations go through one batched inverse NTT and one batched coset NTT
 (``r1cs_to_qap`` explains snarkjs's coset and why p = a·b − c needs no division
 by Z); ``msm_h`` takes p against the H points. The witness MSMs all take the whole
 witness as scalars (C's bases, for the private wires, come after identity points for
@@ -80,12 +81,13 @@ import torch
 from ..algebra.curves import lincomb
 from ..kernels import msm_small_cpu
 from ..kernels.field_programs import to_mont
+from ..ops.elementwise import apply
 from ..ops.msm import MSMConfig, msm, msm_many, msm_plan
 from ..ops.msm import device as msm_device
 from ..points import PointTensor, cat as cat_points
 from ..runtime.graph import Graph, RunResult
 from ..runtime.threads import launch_threads, num_threads
-from ..tensor import FieldTensor, stack
+from ..tensor import FieldTensor
 from .blinding import Blinding, draw
 from .formats.consistency import witness_words
 from .formats.json_io import Proof
@@ -309,10 +311,13 @@ class Prover(ResidentKey):
         batched coset NTT of the three, p = a·b − c (`r1cs_to_qap`), then Σ p_j·H_j (the
         last h_helper terms in the helper process, `graph`)."""
         P = dict(lane="poly", critical=True, kind="poly")
-        g.add("Aw", lambda w: self.A_mat.matvec(w), ["w_std"], **P)
-        g.add("Bw", lambda w: self.B_mat.matvec(w), ["w_std"], **P)
-        g.add("Cw", lambda a, b: a * b, ["Aw", "Bw"], **P)
-        g.add("intt_abc", lambda a, b, c: coefficients(stack([a, b, c])), ["Aw", "Bw", "Cw"], **P)
+        # a, b, c are written as the rows of one (3, N) buffer, the batched inverse NTT's
+        # input: stacking them was a copy of the three, on the critical path
+        g.add("abc", lambda: self.F.empty((3, self.domain_size), device=self.device), [], **P)
+        g.add("Aw", lambda w, abc: self.A_mat.matvec(w, out=abc[0]), ["w_std", "abc"], **P)
+        g.add("Bw", lambda w, abc: self.B_mat.matvec(w, out=abc[1]), ["w_std", "abc"], **P)
+        g.add("Cw", lambda a, b, abc: apply("mul", a, b, out=abc[2]), ["Aw", "Bw", "abc"], **P)
+        g.add("intt_abc", lambda abc, c: coefficients(abc), ["abc", "Cw"], **P)
         g.add("coset_ntt_abc", lambda x: coset_evaluations(x, self.shift), ["intt_abc"], **P)
         g.add("join_abc", join_abc, ["coset_ntt_abc"], **P)
         if not h_helper:

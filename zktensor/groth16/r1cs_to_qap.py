@@ -113,18 +113,31 @@ class SparseFr:
         new.cols, new.coef, new.row_ptr = self.cols.to(device), self.coef.to(device), self.row_ptr.to(device)
         return new
 
-    def matvec(self, w_std: torch.Tensor) -> FieldTensor:
-        """M·w as a FieldTensor (n_rows,), from standard-form witness words (L, n_wires)."""
+    def matvec(self, w_std: torch.Tensor, out: FieldTensor | None = None) -> FieldTensor:
+        """M·w as a FieldTensor (n_rows,), from standard-form witness words (L, n_wires).
+        out: a FieldTensor (n_rows,) on w's device to write M·w into (a view, such as a row
+        of the prover's (3, N) buffer: `Prover._h_nodes`), returned."""
         F = self.F
+        if out is not None and (not isinstance(out, FieldTensor) or out.F != F
+                                or tuple(out.shape) != (self.n_rows,) or out.device != w_std.device):
+            raise ValueError(f"matvec: out must be a {F.name} FieldTensor of shape ({self.n_rows},) on "
+                             f"{w_std.device}")
         if self.nnz == 0:
-            return F.zeros((self.n_rows,), device=w_std.device)
+            if out is None:
+                return F.zeros((self.n_rows,), device=w_std.device)
+            out.data.zero_()
+            return out
         strategy, target = choose(w_std.device.type)
         if target == "triton":
-            return FieldTensor(F, sparse_device.csr_matvec(F, strategy, self.coef, self.cols, self.row_ptr,
-                                                           w_std))
+            res = sparse_device.csr_matvec(F, strategy, self.coef, self.cols, self.row_ptr, w_std,
+                                           None if out is None else out.data)
+            return FieldTensor(F, res) if out is None else out
         w = take_rows(w_std.numpy(), self.cols.numpy())
         (prod,) = run_host(F, "qap_mul", 2, _MUL, [self.coef.numpy(), w])
-        return FieldTensor(F, torch.from_numpy(self.plan.sum(F, prod)))
+        if out is None:
+            return FieldTensor(F, torch.from_numpy(self.plan.sum(F, prod)))
+        self.plan.sum(F, prod, out.data.numpy())
+        return out
 
 
 def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:

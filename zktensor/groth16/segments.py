@@ -52,13 +52,21 @@ class SegmentPlan:
         self.order = (np.concatenate([by_key[first[:w] + j] for j, w in enumerate(self.widths)])
                       if self.max_len else np.zeros(0, dtype=np.int64))
 
-    def sum(self, F, values: np.ndarray) -> np.ndarray:
+    def sum(self, F, values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """(L, m) int32 Montgomery data in entry order -> (L, n_segments) sums (zero where
-        empty). F: the field (a record or a field space)."""
+        empty). F: the field (a record or a field space). out: an (L, n_segments) int32
+        array (a view: rows of any stride) to write the sums into, else one is allocated."""
         if values.shape[1:] != (self.m,):
             raise ValueError(f"SegmentPlan.sum: {self.m} values expected, got shape {values.shape}")
         L = values.shape[0]
-        out = np.zeros((L, self.n_segments), dtype=np.int32)
+        if out is None:
+            out = np.zeros((L, self.n_segments), dtype=np.int32)
+        else:
+            if out.shape != (L, self.n_segments) or out.dtype != np.int32:
+                raise ValueError(f"SegmentPlan.sum: out must be int32 of shape {(L, self.n_segments)}, "
+                                 f"got {out.dtype} {out.shape}")
+            if len(self.rows) < self.n_segments:
+                out[...] = 0                  # the empty segments' sums
         if not self.max_len:
             return out
         x = take_rows(values, self.order)

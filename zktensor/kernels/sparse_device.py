@@ -86,12 +86,18 @@ def _limbs(t: torch.Tensor) -> list:
 
 
 def csr_matvec(F, strategy: str, coef: torch.Tensor, cols: torch.Tensor, row_ptr: torch.Tensor,
-               w: torch.Tensor) -> torch.Tensor:
+               w: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """(L, n_rows) int32 Montgomery data: row r is the sum of coef[:, e]·w[:, cols[e]] over
     row_ptr[r] <= e < row_ptr[r+1]. coef (L, nnz) int32, w (L, n) int32, cols and row_ptr
-    int64 (row_ptr: n_rows + 1 entries), all on one device; nothing is read back."""
+    int64 (row_ptr: n_rows + 1 entries), all on one device; nothing is read back. out: an
+    (L, n_rows) int32 tensor (a view: any strides) on that device to write, else one is
+    allocated."""
     n_rows = row_ptr.shape[0] - 1
-    out = torch.empty((F.limbs, n_rows), dtype=torch.int32, device=w.device)
+    if out is None:
+        out = torch.empty((F.limbs, n_rows), dtype=torch.int32, device=w.device)
+    elif out.dtype != torch.int32 or tuple(out.shape) != (F.limbs, n_rows) or out.device != w.device:
+        raise ValueError(f"csr_matvec: out must be int32 ({F.limbs}, {n_rows}) on {w.device}, "
+                         f"got {out.dtype} {tuple(out.shape)} on {out.device}")
     if n_rows == 0:
         return out
     interpret = w.device.type != "cuda"
