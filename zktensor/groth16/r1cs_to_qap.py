@@ -134,10 +134,8 @@ class SparseFr:
             return FieldTensor(F, res) if out is None else out
         w = take_rows(w_std.numpy(), self.cols.numpy())
         (prod,) = run_host(F, "qap_mul", 2, _MUL, [self.coef.numpy(), w])
-        if out is None:
-            return FieldTensor(F, torch.from_numpy(self.plan.sum(F, prod)))
-        self.plan.sum(F, prod, out.data.numpy())
-        return out
+        res = self.plan.sum(F, prod, None if out is None else out.data.numpy())
+        return FieldTensor(F, torch.from_numpy(res)) if out is None else out
 
 
 def words_to_limbs(words: np.ndarray, device=None) -> torch.Tensor:
