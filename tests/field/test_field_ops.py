@@ -134,3 +134,26 @@ def test_batch_inverse_keeps_shape():
     if any(v == 0 for row in vals for v in row):
         pytest.skip("drew a zero")
     assert zt.batch_inverse(a).to_ints() == [[pow(v, -1, F.p) for v in row] for row in vals]
+
+
+@pytest.mark.parametrize("target", ["cpu", "triton"])
+def test_out_views_receive_the_result(target):
+    """`out=` views are written, whatever their strides: a row of a buffer (what the prover's
+    POLY rows are), a transposed view, and a view with gaps between its rows, whose batch
+    dims do not collapse into the kernels' 2-D addressing (written through a copy). The
+    buffer's other words are left alone; the values are Python ints'."""
+    from zktensor.ops.elementwise import apply
+    F = zt.field("bn254.fr")
+    a = F.tensor(sample(F.p, 12, 5)[:12]).reshape(2, 3, 2)
+    want = [[[x * x % F.p for x in pair] for pair in row] for row in a.to_ints()]
+    with zt.config(target=target):
+        for buf, view in [
+            (torch.full((F.limbs, 3, 2, 3, 2), -1, dtype=torch.int32), lambda b: b[:, 1]),
+            (torch.full((F.limbs, 2, 2, 3), -1, dtype=torch.int32), lambda b: b.permute(0, 1, 3, 2)),
+            (torch.full((F.limbs, 2, 4, 2), -1, dtype=torch.int32), lambda b: b[:, :, :3]),
+        ]:
+            out = zt.FieldTensor(F, view(buf))
+            assert apply("mul", a, a, out=out) is out and out.to_ints() == want
+            untouched = torch.ones_like(buf, dtype=torch.bool)
+            view(untouched).fill_(False)
+            assert (buf[untouched] == -1).all()

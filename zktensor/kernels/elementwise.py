@@ -75,6 +75,14 @@ def _operand_2d(t: torch.Tensor, batch: tuple[int, ...]):
     return t, st[0], (lead[-1][1] if lead else 0), st[-1]
 
 
+def _in_place(t: torch.Tensor, batch: tuple[int, ...]) -> bool:
+    """Whether `_operand_2d` addresses t itself, so a kernel can write it: not where t's
+    batch dims do not collapse into rows (a view with gaps), which it copies."""
+    if len(batch) <= 1 or t.is_contiguous():
+        return True
+    return _operand_2d(t, batch)[0].data_ptr() == t.data_ptr()
+
+
 class CompiledProgram:
     def __init__(self, entry: Path, target: str, limbs: int):
         self.entry = entry
@@ -153,12 +161,22 @@ class CompiledProgram:
                         raise ValueError(f"out tensor must be int32 of shape {(self.limbs,) + batch}")
                     given[v] = t
         shape = (self.limbs,) + batch
+        late = []               # (given view, the buffer written instead): copied in at the end
         for kernel, ins, outs in self._calls:
-            ts = [given[v] if v in given else torch.empty(shape, dtype=torch.int32, device=device)
-                  for v in outs]
+            ts = []
+            for v in outs:
+                t = given.get(v)
+                if t is None or not _in_place(t, batch):
+                    buf = torch.empty(shape, dtype=torch.int32, device=device)
+                    if t is not None:
+                        late.append((t, buf))
+                    t = buf
+                ts.append(t)
             self.launch(kernel, ts, [values[v] for v in ins], batch)
             values.update(zip(outs, ts))
-        return [values[v] for v in self._outputs]
+        for t, buf in late:
+            t.copy_(buf)
+        return [given.get(v, values[v]) for v in self._outputs]
 
     def run_many(self, jobs) -> None:
         """The program over several batches at once: jobs is a list of (inputs, outs, m),
